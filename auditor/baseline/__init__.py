@@ -1,0 +1,1 @@
+"""The baseline stage: run the suite once, on the original code, under coverage."""

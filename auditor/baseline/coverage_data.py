@@ -1,0 +1,142 @@
+"""Read the baseline's coverage.py data: per-test lines and arcs, file and function totals.
+
+Per-test data comes from the dynamic contexts the child recorded (`nodeid|phase`).
+Totals count only import time and passing tests: a red test's coverage is not coverage.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import coverage
+from coverage.data import CoverageData
+
+from auditor.baseline.protocol import CONTEXT_PHASES, context_name
+from auditor.report import CoverageCounts, CoverageSection, FileCoverage, FunctionCoverage
+
+
+def relative(path: str, root: Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+class BaselineCoverage:
+    def __init__(self, data_file: Path, root: Path) -> None:
+        self.root = root
+        self.data_file = data_file
+        self.data = CoverageData(str(data_file))
+        self.data.read()
+        self.files = sorted(self.data.measured_files())
+        self._per_test: dict[str, dict[str, set[tuple[int, int]]]] = {}
+
+    def _arcs_in(self, context: str) -> dict[str, set[tuple[int, int]]]:
+        self.data.set_query_context(context)
+        found = {}
+        for file in self.files:
+            arcs = self.data.arcs(file) or []
+            if arcs:
+                found[file] = set(arcs)
+        return found
+
+    @staticmethod
+    def _lines_of(arcs: Iterable[tuple[int, int]]) -> set[int]:
+        return {line for arc in arcs for line in arc if line > 0}
+
+    def for_test(self, nodeid: str) -> dict[str, set[tuple[int, int]]]:
+        """Arcs (absolute file paths) the test ran in any of its phases."""
+        if nodeid not in self._per_test:
+            merged: dict[str, set[tuple[int, int]]] = {}
+            for phase in CONTEXT_PHASES:
+                for file, arcs in self._arcs_in(context_name(nodeid, phase)).items():
+                    merged.setdefault(file, set()).update(arcs)
+            self._per_test[nodeid] = merged
+        return self._per_test[nodeid]
+
+    def test_lines_and_arcs(
+        self, nodeid: str
+    ) -> tuple[dict[str, list[int]], dict[str, list[tuple[int, int]]]]:
+        arcs = self.for_test(nodeid)
+        lines = {relative(f, self.root): sorted(self._lines_of(a)) for f, a in arcs.items()}
+        sorted_arcs = {relative(f, self.root): sorted(a) for f, a in arcs.items()}
+        return lines, sorted_arcs
+
+    def import_time_lines(self) -> dict[str, list[int]]:
+        return {
+            relative(file, self.root): sorted(self._lines_of(arcs))
+            for file, arcs in self._arcs_in("").items()
+        }
+
+    def summary(self, passing: Iterable[str], source_dirs: list[str]) -> CoverageSection:
+        """File and function coverage from import time plus the passing tests only."""
+        union: dict[str, set[tuple[int, int]]] = self._arcs_in("")
+        for nodeid in passing:
+            for file, arcs in self.for_test(nodeid).items():
+                union.setdefault(file, set()).update(arcs)
+        with tempfile.TemporaryDirectory(prefix="audit-cov-") as scratch:
+            filtered = CoverageData(str(Path(scratch) / "passing.sqlite"))
+            filtered.add_arcs({file: sorted(arcs) for file, arcs in union.items()})
+            filtered.touch_files(self.files)
+            filtered.write()
+            cov = coverage.Coverage(
+                data_file=filtered.data_filename(),
+                branch=True,
+                source=source_dirs,
+                config_file=False,
+            )
+            cov.load()
+            out = Path(scratch) / "coverage.json"
+            previous = os.getcwd()
+            os.chdir(self.root)  # coverage names files relative to the working directory
+            try:
+                cov.json_report(outfile=str(out), ignore_errors=True)
+            finally:
+                os.chdir(previous)
+            raw = json.loads(out.read_text(encoding="utf-8"))
+        return _section_from_json(raw, self.root)
+
+
+def _counts(summary: dict) -> CoverageCounts:
+    statements = summary["num_statements"]
+    branches = summary.get("num_branches", 0)
+    covered_branches = summary.get("covered_branches", 0)
+    return CoverageCounts(
+        statements=statements,
+        covered_lines=summary["covered_lines"],
+        branches=branches,
+        covered_branches=covered_branches,
+        line_percent=round(100.0 * summary["covered_lines"] / statements, 2)
+        if statements
+        else 100.0,
+        branch_percent=round(100.0 * covered_branches / branches, 2) if branches else 100.0,
+    )
+
+
+def _section_from_json(raw: dict, root: Path) -> CoverageSection:
+    files = []
+    for path, entry in sorted(raw["files"].items()):
+        functions = [
+            FunctionCoverage(
+                qualname=name,
+                start_line=min(region["executed_lines"] + region["missing_lines"], default=0),
+                counts=_counts(region["summary"]),
+            )
+            for name, region in sorted(entry.get("functions", {}).items())
+            if name
+        ]
+        files.append(
+            FileCoverage(
+                path=relative(str(root / path), root),
+                counts=_counts(entry["summary"]),
+                missing_lines=sorted(entry["missing_lines"]),
+                missing_branches=sorted(tuple(arc) for arc in entry.get("missing_branches", [])),
+                functions=sorted(functions, key=lambda f: (f.start_line, f.qualname)),
+            )
+        )
+    files.sort(key=lambda f: f.path)
+    return CoverageSection(totals=_counts(raw["totals"]), files=files)

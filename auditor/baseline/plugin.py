@@ -1,0 +1,164 @@
+"""The pytest plugin loaded into the baseline child.
+
+One concern per hook: switch the coverage context per test phase, arm a per-phase
+timeout, and stream one event per collected file, test start and test result to the
+parent, so the parent knows which test was running if the child dies.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Generator
+from typing import IO, Any
+
+import pytest
+
+from auditor.baseline import protocol
+from auditor.guard import Blocked
+
+_PHASE_CONTEXT = {"setup": "setup", "call": "run", "teardown": "teardown"}
+
+
+class TestTimeout(BaseException):
+    """Raised by the timer in a test phase; a BaseException so `except Exception` misses it."""
+
+
+def _short_message(report: pytest.TestReport | pytest.CollectReport) -> str:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        return str(crash.message).strip().splitlines()[0] if crash.message else ""
+    text = str(report.longrepr or "").strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("E ")]
+    return (errors or lines or [""])[-1].lstrip("E ").strip()
+
+
+class BaselinePlugin:
+    def __init__(self, coverage: Any, events: IO[str], timeout: float) -> None:
+        self._coverage = coverage
+        self._events = events
+        self._timeout = timeout
+        self._current: str | None = None
+        self._blocked: list[Blocked] = []
+        self._phases: dict[str, dict[str, Any]] = {}
+
+    def emit(self, kind: str, **data: Any) -> None:
+        self._events.write(json.dumps({"kind": kind, **data}) + "\n")
+        self._events.flush()
+
+    def record_blocked(self, blocked: Blocked) -> None:
+        if self._current is not None:
+            self._blocked.append(blocked)
+
+    # collection -------------------------------------------------------------
+
+    def pytest_collectstart(self, collector: pytest.Collector) -> None:
+        path = getattr(collector, "path", None)
+        if path is not None and path.suffix == ".py":
+            self.emit(protocol.COLLECTING, path=str(path))
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            path = str(report.fspath) if getattr(report, "fspath", None) else report.nodeid
+            self.emit(protocol.COLLECT_ERROR, path=path, message=_short_message(report))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._derandomize_hypothesis()
+        self.emit(protocol.COLLECTED, count=len(session.items))
+
+    @staticmethod
+    def _derandomize_hypothesis() -> None:
+        """Keep the user's Hypothesis settings, but seeded and without a database."""
+        try:
+            from hypothesis import settings
+        except ImportError:
+            return
+        settings.register_profile(
+            "audit", parent=settings.default, database=None, derandomize=True
+        )
+        settings.load_profile("audit")
+
+    # running ----------------------------------------------------------------
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, None, None]:
+        self._current = item.nodeid
+        self._blocked = []
+        self._phases[item.nodeid] = {"outcomes": {}, "duration": 0.0, "message": ""}
+        self.emit(protocol.START, nodeid=item.nodeid)
+        yield
+        self._finish(item)
+        self._current = None
+        self._coverage.switch_context("")
+
+    def _phase(self, item: pytest.Item, phase: str) -> Generator[None, None, None]:
+        self._coverage.switch_context(protocol.context_name(item.nodeid, _PHASE_CONTEXT[phase]))
+        signal.setitimer(signal.ITIMER_REAL, self._timeout)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        yield from self._phase(item, "setup")
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        yield from self._phase(item, "call")
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
+        yield from self._phase(item, "teardown")
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        state = self._phases.get(report.nodeid)
+        if state is None:
+            return
+        state["duration"] += report.duration
+        outcome = report.outcome
+        if report.failed:
+            crash = getattr(report.longrepr, "reprcrash", None)
+            message = _short_message(report)
+            if crash is not None and "TestTimeout" in str(crash.message):
+                outcome = "timeout"
+                message = f"timed out after {self._timeout:g}s in {report.when}"
+            elif report.when != "call":
+                outcome = "error"
+            if not state["message"]:
+                state["message"] = message
+        previous = state["outcomes"].get(report.when)
+        if previous in (None, "passed"):
+            state["outcomes"][report.when] = outcome
+
+    def _finish(self, item: pytest.Item) -> None:
+        state = self._phases.pop(item.nodeid)
+        outcomes = list(state["outcomes"].values())
+        outcome = "passed"
+        for candidate in ("timeout", "error", "failed", "skipped"):
+            if candidate in outcomes:
+                outcome = candidate
+                break
+        message = state["message"]
+        if self._blocked:
+            outcome = "blocked"
+            first = self._blocked[0]
+            message = f"blocked by audit guard: {first.event} {first.target}"
+        self.emit(
+            protocol.RESULT,
+            nodeid=item.nodeid,
+            file=str(item.path),
+            outcome=outcome,
+            duration=state["duration"],
+            message=message,
+            blocked=[{"event": b.event, "target": b.target} for b in self._blocked],
+        )
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.emit(protocol.FINISH, exitstatus=int(exitstatus))
+
+
+def raise_timeout(signum: int, frame: object) -> None:
+    raise TestTimeout("test timed out")

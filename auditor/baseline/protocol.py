@@ -1,0 +1,44 @@
+"""What crosses the process boundary between the baseline child and the parent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+
+class ChildSpec(BaseModel):
+    """Everything the child needs; written to a JSON file the child reads at start."""
+
+    root: str
+    test_paths: list[str]
+    source_dirs: list[str]
+    data_file: str
+    events_file: str
+    basetemp: str
+    allowed_roots: list[str]
+    deselect: list[str]
+    test_timeout: float
+    memory_limit_mb: int
+
+    def write(self, path: Path) -> None:
+        path.write_text(self.model_dump_json(), encoding="utf-8")
+
+    @classmethod
+    def read(cls, path: Path) -> ChildSpec:
+        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+# Event kinds the child appends, one JSON object per line, to `events_file`.
+COLLECTING = "collecting"
+COLLECTED = "collected"
+COLLECT_ERROR = "collect_error"
+START = "start"
+RESULT = "result"
+FINISH = "finish"
+
+CONTEXT_PHASES = ("setup", "run", "teardown")
+
+
+def context_name(nodeid: str, phase: str) -> str:
+    return f"{nodeid}|{phase}"

@@ -1,0 +1,242 @@
+"""Run the suite in a child process, watch it, and restart it past tests that kill it.
+
+The child streams events; if it dies or hangs inside a test, that test is recorded as
+crashed or timed out and the suite is run again without it, so one hostile test never
+costs the audit of the others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from auditor.baseline import protocol
+from auditor.baseline.protocol import ChildSpec
+from auditor.errors import IncompleteRunError, SuiteUnusableError
+
+MAX_RESTARTS = 20
+_HANG_GRACE_SECONDS = 5.0
+
+
+@dataclass
+class ChildOutcome:
+    """What the last (complete) child run produced, plus tests removed along the way."""
+
+    results: list[dict[str, Any]]
+    collection_errors: list[dict[str, str]]
+    removed: list[dict[str, Any]]
+    data_file: Path
+    restarts: int
+    output: str = ""
+
+
+@dataclass
+class _Attempt:
+    events: list[dict[str, Any]] = field(default_factory=list)
+    returncode: int | None = None
+    hung: bool = False
+
+
+Progress = Callable[[int, int | None], None]
+"""Called with (tests finished, tests collected or None)."""
+
+
+def _describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the test process was killed by {name}"
+    return f"the test process exited with code {returncode}"
+
+
+def _read_events(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            chunk = handle.read()
+    except FileNotFoundError:
+        return [], offset
+    complete = chunk[: chunk.rfind(b"\n") + 1]
+    events = [json.loads(line) for line in complete.splitlines() if line.strip()]
+    return events, offset + len(complete)
+
+
+class BaselineRunner:
+    def __init__(
+        self,
+        root: Path,
+        test_paths: list[str],
+        source_dirs: list[str],
+        source_roots: list[str],
+        allow_write: list[str],
+        test_timeout: float,
+        memory_limit_mb: int,
+        workdir: Path,
+    ) -> None:
+        self.root = root
+        self.test_paths = test_paths
+        self.source_dirs = source_dirs
+        self.source_roots = source_roots
+        self.allow_write = allow_write
+        self.test_timeout = test_timeout
+        self.memory_limit_mb = memory_limit_mb
+        self.workdir = workdir
+
+    def _environment(self, private_tmp: Path) -> dict[str, str]:
+        env = dict(os.environ)
+        paths = [*self.source_roots, env.get("PYTHONPATH", "")]
+        env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["COVERAGE_CORE"] = "ctrace"
+        env["TMPDIR"] = str(private_tmp)
+        env.pop("COVERAGE_PROCESS_START", None)
+        return env
+
+    def _spec(self, attempt_dir: Path, deselect: list[str]) -> ChildSpec:
+        private_tmp = attempt_dir / "tmp"
+        private_tmp.mkdir(parents=True, exist_ok=True)
+        allowed = [str(attempt_dir), *self.allow_write]
+        return ChildSpec(
+            root=str(self.root),
+            test_paths=self.test_paths,
+            source_dirs=self.source_dirs,
+            data_file=str(attempt_dir / "coverage.sqlite"),
+            events_file=str(attempt_dir / "events.jsonl"),
+            basetemp=str(private_tmp / "basetemp"),
+            allowed_roots=allowed,
+            deselect=deselect,
+            test_timeout=self.test_timeout,
+            memory_limit_mb=self.memory_limit_mb,
+        )
+
+    def _run_once(self, spec: ChildSpec, attempt_dir: Path, progress: Progress) -> _Attempt:
+        spec_path = attempt_dir / "spec.json"
+        spec.write(spec_path)
+        log = (attempt_dir / "output.log").open("wb")
+        attempt = _Attempt()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "auditor.baseline.child", str(spec_path)],
+            cwd=self.root,
+            env=self._environment(Path(spec.basetemp).parent),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        events_path = Path(spec.events_file)
+        offset = 0
+        last_activity = time.monotonic()
+        finished = collected = 0
+        total: int | None = None
+        try:
+            while True:
+                returncode = process.poll()
+                new, offset = _read_events(events_path, offset)
+                if new:
+                    last_activity = time.monotonic()
+                for event in new:
+                    attempt.events.append(event)
+                    if event["kind"] == protocol.COLLECTED:
+                        total = collected = event["count"]
+                    elif event["kind"] == protocol.RESULT:
+                        finished += 1
+                if new:
+                    progress(finished, total if collected else None)
+                if returncode is not None:
+                    attempt.returncode = returncode
+                    break
+                silent_for = time.monotonic() - last_activity
+                if silent_for > 3 * self.test_timeout + _HANG_GRACE_SECONDS:
+                    attempt.hung = True
+                    self._kill(process)
+                    attempt.returncode = process.wait()
+                    break
+                time.sleep(0.05)
+        except KeyboardInterrupt:
+            self._kill(process)
+            process.wait()
+            raise IncompleteRunError("baseline", "interrupted; no report written") from None
+        finally:
+            log.close()
+        return attempt
+
+    @staticmethod
+    def _kill(process: subprocess.Popen[bytes]) -> None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def run(self, progress: Progress) -> ChildOutcome:
+        removed: list[dict[str, Any]] = []
+        for restart in range(MAX_RESTARTS + 1):
+            attempt_dir = self.workdir / f"attempt-{restart}"
+            attempt_dir.mkdir(parents=True)
+            deselect = [entry["nodeid"] for entry in removed]
+            attempt = self._run_once(self._spec(attempt_dir, deselect), attempt_dir, progress)
+            output = (attempt_dir / "output.log").read_text(encoding="utf-8", errors="replace")
+            kinds = [event["kind"] for event in attempt.events]
+            if protocol.FINISH in kinds and not attempt.hung:
+                return ChildOutcome(
+                    results=[e for e in attempt.events if e["kind"] == protocol.RESULT],
+                    collection_errors=[
+                        {"file": e["path"], "message": e["message"]}
+                        for e in attempt.events
+                        if e["kind"] == protocol.COLLECT_ERROR
+                    ],
+                    removed=removed,
+                    data_file=Path(attempt_dir / "coverage.sqlite"),
+                    restarts=restart,
+                    output=output,
+                )
+            removed.append(self._culprit(attempt, output))
+        raise SuiteUnusableError(
+            f"the test process died or hung {MAX_RESTARTS + 1} times; giving up"
+        )
+
+    def _culprit(self, attempt: _Attempt, output: str) -> dict[str, Any]:
+        """The test that was running when the child died or hung, as a result entry."""
+        done = {e["nodeid"] for e in attempt.events if e["kind"] == protocol.RESULT}
+        running = [
+            e["nodeid"]
+            for e in attempt.events
+            if e["kind"] == protocol.START and e["nodeid"] not in done
+        ]
+        if not running:
+            collecting = [e["path"] for e in attempt.events if e["kind"] == protocol.COLLECTING]
+            where = f" while collecting {collecting[-1]}" if collecting else " before any test"
+            reason = "hung" if attempt.hung else _describe_exit(attempt.returncode or 0)
+            last_line = next(
+                (line for line in reversed(output.splitlines()) if line.strip()), ""
+            )
+            detail = f" ({last_line.strip()})" if last_line else ""
+            raise SuiteUnusableError(f"{reason}{where}{detail}")
+        nodeid = running[-1]
+        if attempt.hung:
+            outcome = "timeout"
+            message = (
+                f"hung beyond {3 * self.test_timeout + _HANG_GRACE_SECONDS:g}s "
+                "and was killed (the per-test timeout could not interrupt it)"
+            )
+        else:
+            outcome = "crashed"
+            message = _describe_exit(attempt.returncode or 0)
+        return {
+            "kind": protocol.RESULT,
+            "nodeid": nodeid,
+            "file": "",
+            "outcome": outcome,
+            "duration": 0.0,
+            "message": message,
+            "blocked": [],
+        }

@@ -1,0 +1,89 @@
+"""The baseline stage: run the suite once and turn what it did into report sections."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from auditor.baseline.coverage_data import BaselineCoverage, relative
+from auditor.baseline.runner import BaselineRunner, Progress
+from auditor.config import AuditConfig
+from auditor.discovery import Project
+from auditor.errors import SuiteUnusableError
+from auditor.report import (
+    BaselineSection,
+    BlockedAction,
+    CollectionError,
+    CoverageSection,
+    TestResult,
+)
+
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def run_baseline(
+    project: Project, config: AuditConfig, progress: Progress
+) -> tuple[BaselineSection, CoverageSection]:
+    with tempfile.TemporaryDirectory(prefix="audit-baseline-") as scratch:
+        runner = BaselineRunner(
+            root=project.root,
+            test_paths=[relative(str(path), project.root) for path in project.test_paths],
+            source_dirs=[str(path) for path in project.source_paths],
+            source_roots=[str(path) for path in project.source_roots],
+            allow_write=config.allow_write,
+            test_timeout=config.test_timeout,
+            memory_limit_mb=config.memory_limit_mb,
+            workdir=Path(scratch),
+        )
+        outcome = runner.run(progress)
+        collection_errors = sorted(
+            (
+                CollectionError(file=relative(e["file"], project.root), message=e["message"])
+                for e in outcome.collection_errors
+            ),
+            key=lambda error: error.file,
+        )
+        raw_results = outcome.results + outcome.removed
+        if not raw_results:
+            _raise_unusable(collection_errors, project)
+        coverage = BaselineCoverage(outcome.data_file, project.root)
+        tests = []
+        for raw in raw_results:
+            result = TestResult(
+                nodeid=raw["nodeid"],
+                file=_file_of(raw["nodeid"]),
+                outcome=raw["outcome"],
+                duration=round(raw["duration"], 6),
+                message=raw["message"],
+                blocked=[BlockedAction(**blocked) for blocked in raw["blocked"]],
+            )
+            if result.outcome == "passed":
+                result.lines, result.arcs = coverage.test_lines_and_arcs(result.nodeid)
+            tests.append(result)
+        tests.sort(key=lambda test: test.nodeid)
+        passing = [test.nodeid for test in tests if test.outcome == "passed"]
+        if not passing:
+            reasons = sorted({f"{test.nodeid}: {test.outcome}" for test in tests})
+            raise SuiteUnusableError(
+                f"no test passes on the original code ({len(tests)} run; first: {reasons[0]})"
+            )
+        section = BaselineSection(
+            tests=tests,
+            collection_errors=collection_errors,
+            passed=len(passing),
+            excluded=len(tests) - len(passing),
+            restarts=outcome.restarts,
+            import_time_lines=coverage.import_time_lines(),
+        )
+        return section, coverage.summary(passing, [str(p) for p in project.source_paths])
+
+
+def _raise_unusable(errors: list[CollectionError], project: Project) -> None:
+    if errors:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more files)" if len(errors) > 1 else ""
+        raise SuiteUnusableError(f"cannot collect {first.file}: {first.message}{more}")
+    paths = ", ".join(relative(str(path), project.root) for path in project.test_paths)
+    raise SuiteUnusableError(f"no tests collected from {paths}")

@@ -1,0 +1,91 @@
+"""`[tool.audit]` from pyproject.toml, overridden by command-line flags.
+
+The model forbids unknown keys, so a typo is an error naming the key rather than a
+setting silently ignored.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from auditor.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+Severity = Literal["high", "medium", "low"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class GateConfig(_Strict):
+    """Thresholds; an unset threshold is not checked."""
+
+    min_line_coverage: float | None = Field(default=None, ge=0, le=100)
+    min_branch_coverage: float | None = Field(default=None, ge=0, le=100)
+    max_failing_tests: int | None = Field(default=None, ge=0)
+    max_smells: dict[Severity, int] = Field(default_factory=dict)
+
+
+class AuditConfig(_Strict):
+    """Everything a run needs to know besides the paths on the command line."""
+
+    src: list[str] = Field(default_factory=list)
+    tests: list[str] = Field(default_factory=list)
+    report_json: str = ".audit/report.json"
+    test_timeout: float = Field(default=10.0, gt=0)
+    memory_limit_mb: int = Field(default=4096, ge=64)
+    allow_write: list[str] = Field(default_factory=list)
+    assertion_helpers: list[str] = Field(default_factory=list)
+    disable_smells: list[str] = Field(default_factory=list)
+    gate: GateConfig = Field(default_factory=GateConfig)
+
+
+def _describe(error: ValidationError, origin: str) -> str:
+    first = error.errors()[0]
+    key = ".".join(str(part) for part in first["loc"])
+    if first["type"] == "extra_forbidden":
+        return f"{origin}: unknown key '{key}'"
+    return f"{origin}: bad value for '{key}': {first['msg']}"
+
+
+def read_pyproject_section(pyproject: Path) -> dict[str, Any]:
+    """The `[tool.audit]` table of a pyproject.toml, or {} when it has none."""
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read {pyproject}: {exc}") from None
+    section = data.get("tool", {}).get("audit", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{pyproject}: [tool.audit] must be a table")
+    return section
+
+
+def load_config(pyproject: Path | None, overrides: dict[str, Any]) -> AuditConfig:
+    """Build the config from the file's table, then apply flags given on the command line.
+
+    `overrides` holds only the flags the user set; gate thresholds go under "gate".
+    """
+    file_values = read_pyproject_section(pyproject) if pyproject else {}
+    origin = f"{pyproject} [tool.audit]" if pyproject else "[tool.audit]"
+    try:
+        config = AuditConfig.model_validate(file_values)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, origin)) from None
+    merged = config.model_dump()
+    overrides = dict(overrides)
+    gate_overrides = overrides.pop("gate", {})
+    merged.update(overrides)
+    merged["gate"].update(gate_overrides)
+    try:
+        return AuditConfig.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, "command line")) from None

@@ -1,0 +1,209 @@
+"""Find the project around a test folder: rootdir, pytest ini, code under test, tests.
+
+The rules follow pytest's own rootdir search (the first ini file up from the tests wins)
+so that the baseline run sees the same configuration the user's `pytest` does.
+"""
+
+from __future__ import annotations
+
+import configparser
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from auditor.errors import DiscoveryError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+_NOT_SOURCE_DIRS = {
+    "tests",
+    "test",
+    "testing",
+    "docs",
+    "doc",
+    "examples",
+    "example",
+    "fixtures",
+    "build",
+    "dist",
+    "bench",
+    "benchmarks",
+    "scripts",
+    "site-packages",
+    "node_modules",
+}
+_NOT_SOURCE_MODULES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py"}
+_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+@dataclass(frozen=True)
+class Project:
+    """What the later stages need to know about the project under audit."""
+
+    root: Path
+    pyproject: Path | None
+    inifile: Path | None
+    ini_options: dict[str, str]
+    test_paths: tuple[Path, ...]
+    test_files: tuple[Path, ...]
+    conftest_files: tuple[Path, ...]
+    source_roots: tuple[Path, ...]
+    """Folders to put on sys.path so the packages import (root, or root/src)."""
+    source_paths: tuple[Path, ...]
+    """Packages (folders) and top-level modules (files) under test."""
+    source_files: tuple[Path, ...] = field(default=())
+
+    @property
+    def source_package_names(self) -> tuple[str, ...]:
+        return tuple(sorted(path.stem for path in self.source_paths))
+
+
+def _pytest_section(candidate: Path) -> dict[str, str] | None:
+    """The pytest options in an ini-style file, or None when it configures no pytest."""
+    try:
+        text = candidate.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if candidate.name == "pyproject.toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return None
+        tool = data.get("tool", {}).get("pytest", {})
+        options = tool.get("ini_options", tool) if isinstance(tool, dict) else None
+        if not isinstance(options, dict) or "pytest" not in data.get("tool", {}):
+            return None
+        return {key: str(value) for key, value in options.items() if key != "ini_options"}
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    section = {"pytest.ini": "pytest", "tox.ini": "pytest", "setup.cfg": "tool:pytest"}[
+        candidate.name
+    ]
+    if candidate.name == "pytest.ini" and not parser.has_section(section):
+        return {}
+    if not parser.has_section(section):
+        return None
+    return dict(parser.items(section))
+
+
+def find_rootdir(start: Path) -> tuple[Path, Path | None, dict[str, str]]:
+    """pytest's rule: the nearest ancestor with a pytest ini file, else a project marker."""
+    for folder in (start, *start.parents):
+        for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
+            candidate = folder / name
+            if candidate.is_file():
+                options = _pytest_section(
+                    candidate if name != ".pytest.ini" else candidate.with_name("pytest.ini")
+                )
+                if name == ".pytest.ini" or options is not None:
+                    return folder, candidate, options or {}
+    for folder in (start, *start.parents):
+        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
+            return folder, None, {}
+    return start, None, {}
+
+
+def _is_test_module(path: Path) -> bool:
+    return path.name.startswith("test_") or path.stem.endswith("_test")
+
+
+def _source_candidates(base: Path, test_paths: tuple[Path, ...]) -> list[Path]:
+    found = []
+    for child in sorted(base.iterdir()):
+        if child.name.startswith((".", "_")) or child.name in _NOT_SOURCE_DIRS:
+            continue
+        if any(child == test or child in test.parents for test in test_paths):
+            continue
+        if child.is_dir() and (child / "__init__.py").is_file():
+            found.append(child)
+        elif (
+            child.is_file()
+            and child.suffix == ".py"
+            and child.name not in _NOT_SOURCE_MODULES
+            and not _is_test_module(child)
+        ):
+            found.append(child)
+    return found
+
+
+def _resolve_src(root: Path, names: list[str]) -> list[Path]:
+    """`--src` accepts package names (looked up in root and root/src) or paths."""
+    resolved = []
+    for name in names:
+        options = [Path(name), root / name, root / "src" / name, root / f"{name}.py"]
+        options += [root / "src" / f"{name}.py"]
+        match = next((option for option in options if option.exists()), None)
+        if match is None:
+            raise DiscoveryError(f"source '{name}' not found under {root} or {root / 'src'}")
+        resolved.append(match.resolve())
+    return resolved
+
+
+def _python_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return sorted(
+        file
+        for file in path.rglob("*.py")
+        if not any(part.startswith(".") or part == "__pycache__" for part in file.parts)
+    )
+
+
+def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> Project:
+    """Locate everything the pipeline needs, or raise DiscoveryError naming what is missing."""
+    cwd = (cwd or Path.cwd()).resolve()
+    if not test_paths:
+        test_paths = ["tests"]
+    resolved_tests = []
+    for raw in test_paths:
+        path = (cwd / raw).resolve()
+        if not path.exists():
+            raise DiscoveryError(f"test path '{raw}' does not exist")
+        resolved_tests.append(path)
+    tests = tuple(resolved_tests)
+    anchor = tests[0] if tests[0].is_dir() else tests[0].parent
+    root, inifile, ini_options = find_rootdir(anchor)
+    pyproject = root / "pyproject.toml"
+
+    if src:
+        source_paths = _resolve_src(root, src)
+    elif (root / "src").is_dir():
+        source_paths = _source_candidates(root / "src", tests)
+    else:
+        source_paths = _source_candidates(root, tests)
+    if not source_paths:
+        raise DiscoveryError(
+            f"no code under test found in {root} (looked for packages in src/ and the "
+            "project root); name it with --src"
+        )
+    source_roots = tuple(sorted({path.parent for path in source_paths}))
+
+    test_files = sorted(
+        {file for path in tests for file in _python_files(path) if _is_test_module(file)}
+    )
+    conftests = {file for path in tests for file in _python_files(path)}
+    conftests = {file for file in conftests if file.name == "conftest.py"}
+    for folder in (anchor, *anchor.parents):
+        if folder == root.parent:
+            break
+        if (folder / "conftest.py").is_file():
+            conftests.add(folder / "conftest.py")
+    source_files = sorted({file for path in source_paths for file in _python_files(path)})
+    return Project(
+        root=root,
+        pyproject=pyproject if pyproject.is_file() else None,
+        inifile=inifile,
+        ini_options=ini_options,
+        test_paths=tests,
+        test_files=tuple(test_files),
+        conftest_files=tuple(sorted(conftests)),
+        source_roots=source_roots,
+        source_paths=tuple(sorted(source_paths)),
+        source_files=tuple(source_files),
+    )

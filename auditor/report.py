@@ -1,0 +1,178 @@
+"""The canonical report: one versioned model that every output is rendered from.
+
+Stages add their own section; renderers only read. Lists are kept sorted so that the
+same input gives the same JSON, byte for byte, apart from timings.
+
+Schema history:
+  1: project, config, tool versions, baseline tests with per-test coverage, file and
+     function coverage, smells, gate. `mutation`, `probes` and `escalation` are null
+     until the stages that fill them run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+Severity = Literal["high", "medium", "low"]
+TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolInfo(_Model):
+    audit: str
+    python: str
+    pytest: str
+    coverage: str
+    libcst: str
+    hypothesis: str
+
+
+class ProjectInfo(_Model):
+    root: str
+    inifile: str | None
+    ini_options: dict[str, str]
+    test_paths: list[str]
+    test_files: list[str]
+    conftest_files: list[str]
+    source_paths: list[str]
+    source_files: list[str]
+    """Paths below are relative to `root`, with forward slashes."""
+
+
+class BlockedAction(_Model):
+    """An action the guard refused while a test ran."""
+
+    event: str
+    target: str
+
+
+class TestResult(_Model):
+    nodeid: str
+    file: str
+    outcome: TestOutcome
+    duration: float
+    message: str = ""
+    """Why it did not pass: the last line of the failure, the timeout, the crash."""
+    blocked: list[BlockedAction] = Field(default_factory=list)
+    lines: dict[str, list[int]] = Field(default_factory=dict)
+    """Source file -> lines this test executed (setup, call and teardown)."""
+    arcs: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
+
+
+class CollectionError(_Model):
+    file: str
+    message: str
+
+
+class BaselineSection(_Model):
+    tests: list[TestResult]
+    collection_errors: list[CollectionError]
+    passed: int
+    excluded: int
+    """Tests that did not pass on the original code; later stages ignore them."""
+    restarts: int
+    """How often the child had to be restarted after a test crashed or hung it."""
+    import_time_lines: dict[str, list[int]]
+    """Lines run at import or collection time (coverage context '')."""
+
+
+class CoverageCounts(_Model):
+    statements: int
+    covered_lines: int
+    branches: int
+    covered_branches: int
+    line_percent: float
+    branch_percent: float
+
+
+class FunctionCoverage(_Model):
+    qualname: str
+    start_line: int
+    counts: CoverageCounts
+
+
+class FileCoverage(_Model):
+    path: str
+    counts: CoverageCounts
+    missing_lines: list[int]
+    missing_branches: list[tuple[int, int]]
+    functions: list[FunctionCoverage]
+
+
+class CoverageSection(_Model):
+    totals: CoverageCounts
+    files: list[FileCoverage]
+
+
+class Smell(_Model):
+    code: str
+    name: str
+    severity: Severity
+    file: str
+    line: int
+    test: str
+    """The test's qualified name in its file (`Class.test_x`), or '' for module level."""
+    message: str
+    hint: str
+
+
+class SmellsSection(_Model):
+    findings: list[Smell]
+    counts: dict[Severity, int]
+    unparsable: list[CollectionError]
+
+
+class GateCondition(_Model):
+    name: str
+    threshold: float
+    actual: float
+    passed: bool
+    message: str
+
+
+class GateSection(_Model):
+    verdict: Literal["pass", "fail"]
+    conditions: list[GateCondition]
+
+
+class Report(_Model):
+    schema_version: int = SCHEMA_VERSION
+    status: Literal["complete", "incomplete"]
+    tool: ToolInfo
+    project: ProjectInfo
+    config: dict[str, Any]
+    timings: dict[str, float]
+    baseline: BaselineSection
+    coverage: CoverageSection
+    smells: SmellsSection
+    mutation: None = None
+    probes: None = None
+    escalation: None = None
+    gate: GateSection
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+
+    def write(self, path: Path) -> None:
+        """Write atomically, so an interrupted run never leaves half a report."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(self.to_json(), encoding="utf-8")
+        partial.replace(path)
+
+    @classmethod
+    def read(cls, path: Path) -> Report:
+        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def json_schema() -> dict[str, Any]:
+    return Report.model_json_schema()
