@@ -1,0 +1,170 @@
+"""What counts as checking something (the "assertion-like" term of SMELLS.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from auditor.smells.source import (
+    TestFunction,
+    TestModule,
+    body_statements,
+    call_name,
+    dotted_name,
+    parameter_names,
+    walk,
+)
+
+RAISES_CONTEXTS = {"raises", "warns", "deprecated_call", "assertRaises", "assertRaisesRegex",
+                   "assertWarns", "assertWarnsRegex"}
+MOCK_ATTRIBUTES = {"called", "call_count", "call_args", "call_args_list", "method_calls",
+                   "mock_calls", "await_count", "await_args", "awaited"}
+_CHECK_WORDS = ("assert", "check", "verify")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One assertion-like construct found in a test."""
+
+    kind: str
+    """'assert', 'raises', 'fail', 'call', 'helper', 'raise' or 'fixture'."""
+    node: cst.CSTNode
+
+
+def _is_checking_call(call: cst.Call, extra_names: set[str]) -> bool:
+    name = call_name(call)
+    full = dotted_name(call.func)
+    if name in extra_names or full in extra_names:
+        return True
+    if full in ("pytest.fail", "fail"):
+        return True
+    if name == "run" and any(
+        arg.keyword and arg.keyword.value == "check" and dotted_name(arg.value) == "True"
+        for arg in call.args
+    ):
+        return True
+    lowered = name.lower()
+    return any(word in lowered for word in _CHECK_WORDS)
+
+
+def _raises_item(item: cst.WithItem) -> bool:
+    target = item.item
+    return isinstance(target, cst.Call) and call_name(target) in RAISES_CONTEXTS
+
+
+class CheckFinder:
+    """Finds checks in tests, following local helpers and yield-fixture teardowns."""
+
+    def __init__(self, module: TestModule, extra_names: set[str]) -> None:
+        self.module = module
+        self.extra_names = set(extra_names)
+        self._checking_helpers = self._helpers_that_check()
+
+    def _direct_checks(self, node: cst.CSTNode, helpers: set[str]) -> Iterator[Check]:
+        for child in walk(node):
+            if isinstance(child, cst.Assert):
+                yield Check("assert", child)
+            elif isinstance(child, cst.Raise):
+                yield Check("raise", child)
+            elif isinstance(child, cst.With) and any(_raises_item(i) for i in child.items):
+                yield Check("raises", child)
+            elif isinstance(child, cst.Call):
+                if call_name(child) in RAISES_CONTEXTS and len(child.args) > 1:
+                    yield Check("raises", child)
+                elif _is_checking_call(child, self.extra_names):
+                    yield Check("call", child)
+                elif isinstance(child.func, cst.Name) and child.func.value in helpers:
+                    yield Check("helper", child)
+
+    def _helpers_that_check(self) -> set[str]:
+        """Local helpers whose body checks something, followed transitively."""
+        checking: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, function in self.module.helpers.items():
+                if name not in checking and any(self._direct_checks(function, checking)):
+                    checking.add(name)
+                    changed = True
+        return checking
+
+    def checks(self, test: TestFunction) -> list[Check]:
+        found = list(self._direct_checks(test.node, self._checking_helpers))
+        for param in parameter_names(test.node):
+            fixture = self.module.fixtures.get(param)
+            if fixture is not None and self._teardown_checks(fixture):
+                found.append(Check("fixture", fixture))
+        return found
+
+    def _teardown_checks(self, fixture: cst.FunctionDef) -> bool:
+        statements = body_statements(fixture)
+        for index, statement in enumerate(statements):
+            if any(isinstance(node, cst.Yield) for node in walk(statement)):
+                after = statements[index + 1 :]
+                return any(
+                    check for later in after for check in self._direct_checks(later, set())
+                ) or any(isinstance(node, cst.Assert) for later in after for node in walk(later))
+        return False
+
+
+def _strip_not(expression: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(expression, cst.UnaryOperation) and isinstance(
+        expression.operator, cst.Not
+    ):
+        expression = expression.expression
+    return expression
+
+
+def _is_weak_part(expression: cst.BaseExpression) -> bool:
+    expression = _strip_not(expression)
+    if isinstance(expression, (cst.Name, cst.Attribute, cst.Subscript)):
+        return True  # bare truthiness
+    if isinstance(expression, cst.Call):
+        name = dotted_name(expression.func)
+        return name in ("isinstance", "hasattr", "callable", "bool", "len", "issubclass")
+    if isinstance(expression, cst.Comparison) and len(expression.comparisons) == 1:
+        target = expression.comparisons[0]
+        operator = target.operator
+        right = target.comparator
+        if isinstance(operator, (cst.IsNot, cst.Is)) and dotted_name(right) == "None":
+            return isinstance(operator, cst.IsNot)
+        left = expression.left
+        is_type_call = isinstance(left, cst.Call) and dotted_name(left.func) == "type"
+        if is_type_call and isinstance(operator, (cst.Is, cst.Equal)):
+            return True
+        is_len = isinstance(left, cst.Call) and dotted_name(left.func) == "len"
+        if is_len and isinstance(right, cst.Integer):
+            value = int(right.value)
+            return (isinstance(operator, cst.GreaterThan) and value == 0) or (
+                isinstance(operator, cst.GreaterThanEqual) and value == 1
+            ) or (isinstance(operator, cst.NotEqual) and value == 0)
+    return False
+
+
+def is_weak_assert(node: cst.Assert) -> bool:
+    """`is not None`, isinstance, truthiness, `len(x) > 0`, hasattr, callable, type(x) is."""
+    parts: list[cst.BaseExpression] = []
+    pending: list[cst.BaseExpression] = [node.test]
+    while pending:
+        expression = pending.pop()
+        if isinstance(expression, cst.BooleanOperation) and isinstance(
+            expression.operator, cst.And
+        ):
+            pending += [expression.left, expression.right]
+        else:
+            parts.append(expression)
+    return all(_is_weak_part(part) for part in parts)
+
+
+def reads_mock(node: cst.CSTNode) -> bool:
+    """Whether a check is about a mock: `m.assert_called_*()`, `m.call_count`, `m.called`."""
+    if isinstance(node, cst.Call) and call_name(node).startswith(("assert_", "assert_has")):
+        return isinstance(node.func, cst.Attribute)
+    if isinstance(node, cst.Assert):
+        attributes = [
+            child.attr.value for child in walk(node) if isinstance(child, cst.Attribute)
+        ]
+        return any(attribute in MOCK_ATTRIBUTES for attribute in attributes)
+    return False

@@ -1,0 +1,9 @@
+"""Smell rules, grouped by what they look at. Each rule is a function
+`(test, context) -> Iterable[Finding]`; `ALL_RULES` lists them for the analyzer."""
+
+from __future__ import annotations
+
+from auditor.smells.rules import mocking, oracle, raises, structure
+
+TEST_RULES = (*oracle.RULES, *raises.RULES, *mocking.RULES, *structure.RULES)
+MODULE_RULES = structure.MODULE_RULES
