@@ -35,7 +35,10 @@ class ChildOutcome:
     removed: list[dict[str, Any]]
     data_file: Path
     restarts: int
-    output: str = ""
+    exitstatus: int = 0
+    internal_error: str = ""
+    """The last INTERNALERROR line pytest printed, when it printed one."""
+    last_collected_file: str = ""
 
 
 @dataclass
@@ -187,6 +190,13 @@ class BaselineRunner:
             output = (attempt_dir / "output.log").read_text(encoding="utf-8", errors="replace")
             kinds = [event["kind"] for event in attempt.events]
             if protocol.FINISH in kinds and not attempt.hung:
+                finish = next(e for e in attempt.events if e["kind"] == protocol.FINISH)
+                collecting = [e for e in attempt.events if e["kind"] == protocol.COLLECTING]
+                internal = [
+                    line.removeprefix("INTERNALERROR>").strip()
+                    for line in output.splitlines()
+                    if line.startswith("INTERNALERROR>")
+                ]
                 return ChildOutcome(
                     results=[e for e in attempt.events if e["kind"] == protocol.RESULT],
                     collection_errors=[
@@ -197,7 +207,9 @@ class BaselineRunner:
                     removed=removed,
                     data_file=Path(attempt_dir / "coverage.sqlite"),
                     restarts=restart,
-                    output=output,
+                    exitstatus=finish["exitstatus"],
+                    internal_error=internal[-1] if internal else "",
+                    last_collected_file=collecting[-1]["path"] if collecting else "",
                 )
             removed.append(self._culprit(attempt, output))
         raise SuiteUnusableError(

@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 
 from auditor.baseline.coverage_data import BaselineCoverage, relative
-from auditor.baseline.runner import BaselineRunner, Progress
+from auditor.baseline.runner import BaselineRunner, ChildOutcome, Progress
 from auditor.config import AuditConfig
 from auditor.discovery import Project
 from auditor.errors import SuiteUnusableError
@@ -47,7 +47,7 @@ def run_baseline(
         )
         raw_results = outcome.results + outcome.removed
         if not raw_results:
-            _raise_unusable(collection_errors, project)
+            _raise_unusable(collection_errors, outcome, project)
         coverage = BaselineCoverage(outcome.data_file, project.root)
         tests = []
         for raw in raw_results:
@@ -80,7 +80,14 @@ def run_baseline(
         return section, coverage.summary(passing, [str(p) for p in project.source_paths])
 
 
-def _raise_unusable(errors: list[CollectionError], project: Project) -> None:
+def _raise_unusable(
+    errors: list[CollectionError], outcome: ChildOutcome, project: Project
+) -> None:
+    if outcome.internal_error:
+        where = relative(outcome.last_collected_file, project.root)
+        raise SuiteUnusableError(
+            f"pytest stopped while collecting {where}: {outcome.internal_error}"
+        )
     if errors:
         first = errors[0]
         more = f" (and {len(errors) - 1} more files)" if len(errors) > 1 else ""

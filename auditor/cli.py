@@ -1,0 +1,166 @@
+"""The `audit` command: parse arguments, build the config, run the pipeline, render.
+
+`audit TESTS...` is short for `audit run TESTS...`. Every AuditError becomes one line on
+stderr and its exit code; nothing prints a traceback unless AUDIT_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from auditor.errors import AuditError, ConfigError, ExitCode
+from auditor.report import json_schema
+
+
+class _DefaultToRun(click.Group):
+    """Treat `audit tests/` as `audit run tests/` while keeping real subcommands."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        first = next((arg for arg in args if not arg.startswith("-")), None)
+        asks_help = any(arg in ("--help", "-h") for arg in args)
+        if args and not (asks_help and first is None) and first not in self.commands:
+            if not (args[0] in ("--version",)):
+                args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_DefaultToRun, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="audit-tests", prog_name="audit")
+def cli() -> None:
+    """Audit a pytest suite: what it runs, what it really checks, where it is shallow.
+
+    \b
+    audit tests/                         audit the suite in tests/
+    audit tests/ --src mypkg --json r.json
+    audit schema                         print the JSON report's schema
+
+    Run `audit run --help` for every option of an audit.
+
+    Exit codes: 0 gate passed, 1 gate failed, 2 usage or config error,
+    3 suite unusable, 4 interrupted or incomplete.
+    """
+
+
+def _parse_max_smells(values: tuple[str, ...]) -> dict[str, int]:
+    limits = {}
+    for value in values:
+        severity, _, number = value.partition("=")
+        if severity not in ("high", "medium", "low") or not number.isdigit():
+            raise ConfigError(
+                f"--max-smells expects SEVERITY=N with high, medium or low; got '{value}'"
+            )
+        limits[severity] = int(number)
+    return limits
+
+
+@cli.command()
+@click.argument("tests", nargs=-1, type=click.Path())
+@click.option("--src", multiple=True, help="Package name or path of the code under test.")
+@click.option("--json", "json_path", type=click.Path(), help="Where to write the JSON report.")
+@click.option("--config", "config_file", type=click.Path(), help="pyproject.toml to read.")
+@click.option("--timeout", type=float, help="Per-test timeout in seconds (default 10).")
+@click.option("--allow-write", multiple=True, help="Extra folder tests may write to.")
+@click.option("--min-line-coverage", type=float, help="Gate: minimum line coverage (%).")
+@click.option("--min-branch-coverage", type=float, help="Gate: minimum branch coverage (%).")
+@click.option("--max-failing-tests", type=int, help="Gate: most tests allowed to be red.")
+@click.option("--max-smells", multiple=True, metavar="SEVERITY=N", help="Gate: e.g. high=0.")
+@click.option("--disable-smell", multiple=True, metavar="CODE", help="Skip a smell rule.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars, only the summary.")
+def run(
+    tests: tuple[str, ...],
+    src: tuple[str, ...],
+    json_path: str | None,
+    config_file: str | None,
+    timeout: float | None,
+    allow_write: tuple[str, ...],
+    min_line_coverage: float | None,
+    min_branch_coverage: float | None,
+    max_failing_tests: int | None,
+    max_smells: tuple[str, ...],
+    disable_smell: tuple[str, ...],
+    quiet: bool,
+) -> None:
+    """Audit the pytest suite in TESTS (default: the configured tests, or tests/)."""
+    from auditor.pipeline import resolve_config, run_audit
+    from auditor.progress import RichProgress, SilentProgress
+    from reports import terminal
+
+    cwd = Path.cwd()
+    overrides: dict[str, Any] = {}
+    gate: dict[str, Any] = {}
+    if src:
+        overrides["src"] = list(src)
+    if timeout is not None:
+        overrides["test_timeout"] = timeout
+    if allow_write:
+        overrides["allow_write"] = [str((cwd / path).resolve()) for path in allow_write]
+    if disable_smell:
+        overrides["disable_smells"] = list(disable_smell)
+    if min_line_coverage is not None:
+        gate["min_line_coverage"] = min_line_coverage
+    if min_branch_coverage is not None:
+        gate["min_branch_coverage"] = min_branch_coverage
+    if max_failing_tests is not None:
+        gate["max_failing_tests"] = max_failing_tests
+    if max_smells:
+        gate["max_smells"] = _parse_max_smells(max_smells)
+    if gate:
+        overrides["gate"] = gate
+
+    config, root = resolve_config(
+        list(tests), overrides, cwd, Path(config_file).resolve() if config_file else None
+    )
+    stdout = Console()
+    stderr = Console(stderr=True)
+    if quiet:
+        report = run_audit(list(tests), config, cwd, SilentProgress())
+    else:
+        with RichProgress(stderr) as progress:
+            report = run_audit(list(tests), config, cwd, progress)
+    output = (cwd / json_path) if json_path else (root / config.report_json)
+    try:
+        report.write(output)
+    except OSError as exc:
+        raise AuditError("report", f"cannot write {output}: {exc.strerror or exc}") from None
+    terminal.render(report, stdout, str(output))
+    sys.exit(ExitCode.PASSED if report.gate.verdict == "pass" else ExitCode.GATE_FAILED)
+
+
+@cli.command()
+def schema() -> None:
+    """Print the JSON Schema of the report."""
+    click.echo(json.dumps(json_schema(), indent=2, sort_keys=True))
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(ExitCode.USAGE_ERROR)
+    except click.Abort:
+        click.echo("audit: interrupted", err=True)
+        sys.exit(ExitCode.INCOMPLETE)
+    except AuditError as exc:
+        click.echo(f"audit: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("audit: interrupted; no report written", err=True)
+        sys.exit(ExitCode.INCOMPLETE)
+    except Exception as exc:
+        if os.environ.get("AUDIT_DEBUG"):
+            raise
+        click.echo(
+            f"audit: internal error: {type(exc).__name__}: {exc} (set AUDIT_DEBUG=1 for details)",
+            err=True,
+        )
+        sys.exit(ExitCode.INCOMPLETE)

@@ -1,0 +1,1 @@
+"""Renderers: each reads a finished `auditor.report.Report` and writes one format."""
