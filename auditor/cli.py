@@ -25,9 +25,9 @@ class _DefaultToRun(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         first = next((arg for arg in args if not arg.startswith("-")), None)
         asks_help = any(arg in ("--help", "-h") for arg in args)
-        if args and not (asks_help and first is None) and first not in self.commands:
-            if not (args[0] in ("--version",)):
-                args = ["run", *args]
+        is_group_option = (asks_help and first is None) or args[:1] == ["--version"]
+        if args and not is_group_option and first not in self.commands:
+            args = ["run", *args]
         return super().parse_args(ctx, args)
 
 

@@ -120,9 +120,7 @@ def _source_candidates(base: Path, test_paths: tuple[Path, ...]) -> list[Path]:
             continue
         if any(child == test or child in test.parents for test in test_paths):
             continue
-        if child.is_dir() and (child / "__init__.py").is_file():
-            found.append(child)
-        elif (
+        if (child.is_dir() and (child / "__init__.py").is_file()) or (
             child.is_file()
             and child.suffix == ".py"
             and child.name not in _NOT_SOURCE_MODULES

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from auditor.config import GateConfig
-from auditor.report import BaselineSection, CoverageSection, GateCondition, GateSection, SmellsSection
+from auditor.report import (
+    BaselineSection,
+    CoverageSection,
+    GateCondition,
+    GateSection,
+    SmellsSection,
+)
 
 
 def _at_least(name: str, threshold: float, actual: float, unit: str = "%") -> GateCondition:

@@ -63,9 +63,7 @@ def _is_write(mode: object, flags: object) -> bool:
 
 
 class Guard:
-    def __init__(
-        self, allowed_roots: Iterable[str], on_block: Callable[[Blocked], None]
-    ) -> None:
+    def __init__(self, allowed_roots: Iterable[str], on_block: Callable[[Blocked], None]) -> None:
         self._roots = tuple(sorted({os.path.realpath(root) for root in allowed_roots}))
         self._on_block = on_block
         self._inside = False

@@ -56,6 +56,7 @@ class BlockedAction(_Model):
 
 
 class TestResult(_Model):
+    __test__ = False  # not a pytest test class, despite the name
     nodeid: str
     file: str
     outcome: TestOutcome

@@ -21,6 +21,17 @@ def _limit_resources(memory_limit_mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
+def _derandomize_hypothesis() -> None:
+    """Seeded and without a database, loaded before test modules decorate their tests.
+
+    A conftest that loads its own profile wins; `--hypothesis-seed` still fixes the seed.
+    """
+    from hypothesis import settings
+
+    settings.register_profile("audit", database=None, derandomize=True)
+    settings.load_profile("audit")
+
+
 def main(spec_path: str) -> int:
     from auditor.baseline.protocol import ChildSpec
 
@@ -40,6 +51,7 @@ def main(spec_path: str) -> int:
     from auditor import guard
     from auditor.baseline.plugin import BaselinePlugin, raise_timeout
 
+    _derandomize_hypothesis()
     signal.signal(signal.SIGALRM, raise_timeout)
     events = open(spec.events_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
     plugin = BaselinePlugin(cov, events, spec.test_timeout)
@@ -55,6 +67,7 @@ def main(spec_path: str) -> int:
         "--continue-on-collection-errors",
         "-q",
         "--tb=short",
+        "--hypothesis-seed=0",
     ]
     for nodeid in spec.deselect:
         args += ["--deselect", nodeid]

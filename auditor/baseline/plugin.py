@@ -65,20 +65,7 @@ class BaselinePlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self._derandomize_hypothesis()
         self.emit(protocol.COLLECTED, count=len(session.items))
-
-    @staticmethod
-    def _derandomize_hypothesis() -> None:
-        """Keep the user's Hypothesis settings, but seeded and without a database."""
-        try:
-            from hypothesis import settings
-        except ImportError:
-            return
-        settings.register_profile(
-            "audit", parent=settings.default, database=None, derandomize=True
-        )
-        settings.load_profile("audit")
 
     # running ----------------------------------------------------------------
 

@@ -7,6 +7,7 @@ costs the audit of the others.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -102,6 +103,7 @@ class BaselineRunner:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env["COVERAGE_CORE"] = "ctrace"
         env["TMPDIR"] = str(private_tmp)
+        env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(private_tmp / "hypothesis")
         env.pop("COVERAGE_PROCESS_START", None)
         return env
 
@@ -175,10 +177,8 @@ class BaselineRunner:
 
     @staticmethod
     def _kill(process: subprocess.Popen[bytes]) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
     def run(self, progress: Progress) -> ChildOutcome:
         removed: list[dict[str, Any]] = []
@@ -228,9 +228,7 @@ class BaselineRunner:
             collecting = [e["path"] for e in attempt.events if e["kind"] == protocol.COLLECTING]
             where = f" while collecting {collecting[-1]}" if collecting else " before any test"
             reason = "hung" if attempt.hung else _describe_exit(attempt.returncode or 0)
-            last_line = next(
-                (line for line in reversed(output.splitlines()) if line.strip()), ""
-            )
+            last_line = next((line for line in reversed(output.splitlines()) if line.strip()), "")
             detail = f" ({last_line.strip()})" if last_line else ""
             raise SuiteUnusableError(f"{reason}{where}{detail}")
         nodeid = running[-1]

@@ -65,7 +65,7 @@ def run_baseline(
         tests.sort(key=lambda test: test.nodeid)
         passing = [test.nodeid for test in tests if test.outcome == "passed"]
         if not passing:
-            reasons = sorted({f"{test.nodeid}: {test.outcome}" for test in tests})
+            reasons = sorted(f"{t.nodeid}: {t.outcome} ({t.message})" for t in tests)
             raise SuiteUnusableError(
                 f"no test passes on the original code ({len(tests)} run; first: {reasons[0]})"
             )
@@ -80,9 +80,7 @@ def run_baseline(
         return section, coverage.summary(passing, [str(p) for p in project.source_paths])
 
 
-def _raise_unusable(
-    errors: list[CollectionError], outcome: ChildOutcome, project: Project
-) -> None:
+def _raise_unusable(errors: list[CollectionError], outcome: ChildOutcome, project: Project) -> None:
     if outcome.internal_error:
         where = relative(outcome.last_collected_file, project.root)
         raise SuiteUnusableError(

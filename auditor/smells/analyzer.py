@@ -81,7 +81,9 @@ def analyze(
                 _conftest_functions(path, root, conftest_cache),
             )
         except (OSError, cst.ParserSyntaxError, UnicodeDecodeError) as exc:
-            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            first_line = (
+                str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            )
             unparsable.append(CollectionError(file=relative, message=first_line))
             continue
         tests_by_name = {test.qualname: test for test in module.tests}

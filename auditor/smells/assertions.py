@@ -17,11 +17,48 @@ from auditor.smells.source import (
     walk,
 )
 
-RAISES_CONTEXTS = {"raises", "warns", "deprecated_call", "assertRaises", "assertRaisesRegex",
-                   "assertWarns", "assertWarnsRegex"}
-MOCK_ATTRIBUTES = {"called", "call_count", "call_args", "call_args_list", "method_calls",
-                   "mock_calls", "await_count", "await_args", "awaited"}
+RAISES_CONTEXTS = {
+    "raises",
+    "warns",
+    "deprecated_call",
+    "assertRaises",
+    "assertRaisesRegex",
+    "assertWarns",
+    "assertWarnsRegex",
+}
+MOCK_ATTRIBUTES = {
+    "called",
+    "call_count",
+    "call_args",
+    "call_args_list",
+    "method_calls",
+    "mock_calls",
+    "await_count",
+    "await_args",
+    "awaited",
+}
 _CHECK_WORDS = ("assert", "check", "verify")
+_PREDICATE_PREFIXES = (
+    "is",
+    "has",
+    "can",
+    "should",
+    "contains",
+    "exists",
+    "match",
+    "equal",
+    "startswith",
+    "endswith",
+    "all",
+    "any",
+    "valid",
+    "allow",
+    "supports",
+    "needs",
+    "was",
+    "were",
+    "did",
+)
 
 
 @dataclass(frozen=True)
@@ -110,9 +147,7 @@ class CheckFinder:
 
 
 def _strip_not(expression: cst.BaseExpression) -> cst.BaseExpression:
-    while isinstance(expression, cst.UnaryOperation) and isinstance(
-        expression.operator, cst.Not
-    ):
+    while isinstance(expression, cst.UnaryOperation) and isinstance(expression.operator, cst.Not):
         expression = expression.expression
     return expression
 
@@ -123,7 +158,10 @@ def _is_weak_part(expression: cst.BaseExpression) -> bool:
         return True  # bare truthiness
     if isinstance(expression, cst.Call):
         name = dotted_name(expression.func)
-        return name in ("isinstance", "hasattr", "callable", "bool", "len", "issubclass")
+        if name in ("isinstance", "hasattr", "callable", "bool", "len", "issubclass"):
+            return True
+        last = name.split(".")[-1].lower()
+        return bool(last) and not last.startswith(_PREDICATE_PREFIXES)
     if isinstance(expression, cst.Comparison) and len(expression.comparisons) == 1:
         target = expression.comparisons[0]
         operator = target.operator
@@ -137,9 +175,11 @@ def _is_weak_part(expression: cst.BaseExpression) -> bool:
         is_len = isinstance(left, cst.Call) and dotted_name(left.func) == "len"
         if is_len and isinstance(right, cst.Integer):
             value = int(right.value)
-            return (isinstance(operator, cst.GreaterThan) and value == 0) or (
-                isinstance(operator, cst.GreaterThanEqual) and value == 1
-            ) or (isinstance(operator, cst.NotEqual) and value == 0)
+            return (
+                (isinstance(operator, cst.GreaterThan) and value == 0)
+                or (isinstance(operator, cst.GreaterThanEqual) and value == 1)
+                or (isinstance(operator, cst.NotEqual) and value == 0)
+            )
     return False
 
 
@@ -163,8 +203,6 @@ def reads_mock(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Call) and call_name(node).startswith(("assert_", "assert_has")):
         return isinstance(node.func, cst.Attribute)
     if isinstance(node, cst.Assert):
-        attributes = [
-            child.attr.value for child in walk(node) if isinstance(child, cst.Attribute)
-        ]
+        attributes = [child.attr.value for child in walk(node) if isinstance(child, cst.Attribute)]
         return any(attribute in MOCK_ATTRIBUTES for attribute in attributes)
     return False

@@ -172,9 +172,7 @@ def parse_test_module(
     module = cst.parse_module(source)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = dict(wrapper.resolve(PositionProvider))
-    helpers = {
-        name: func for name, func in conftest_functions.items() if not is_fixture(func)
-    }
+    helpers = {name: func for name, func in conftest_functions.items() if not is_fixture(func)}
     fixtures = {name: func for name, func in conftest_functions.items() if is_fixture(func)}
     tests: list[TestFunction] = []
     duplicates: list[tuple[TestFunction, TestFunction]] = []

@@ -56,21 +56,18 @@ def over_mocking(context: TestContext) -> Iterator[Finding]:
             elif call_name(node) in _MOCK_FACTORIES:
                 mocks += 1
     called = {
-        dotted_name(node.func).split(".")[-1]
-        for node in walk(test)
-        if isinstance(node, cst.Call)
+        dotted_name(node.func).split(".")[-1] for node in walk(test) if isinstance(node, cst.Call)
     }
     sut = context.module.sut_names
     for patch in patches:
         target = _patch_target(patch)
         parts = target.split(".")
-        if len(parts) > 1 and parts[0] in context.module.packages and parts[-1] in called:
-            if parts[-1] in sut or any(name in sut for name in parts):
-                yield context.finding(
-                    "AT007", patch,
-                    f"patches `{target}`, the code the test calls: it tests the mock",
-                )
-                return
+        patches_sut = len(parts) > 1 and parts[0] in context.module.packages
+        if patches_sut and parts[-1] in called and any(name in sut for name in parts):
+            yield context.finding(
+                "AT007", patch, f"patches `{target}`, the code the test calls: it tests the mock"
+            )
+            return
     total = mocks + len(patches)
     asserts = len(context.checks)
     if total > max(asserts, 2) and (asserts == 0 or total / asserts > 2):

@@ -20,14 +20,28 @@ from auditor.smells.source import (
 )
 
 _UNCALLED_MOCK_CHECKS = {
-    "assert_called", "assert_called_once", "assert_called_with", "assert_called_once_with",
-    "assert_not_called", "assert_any_call", "assert_has_calls", "assert_awaited",
-    "assert_awaited_once", "assert_awaited_with", "assert_awaited_once_with",
+    "assert_called",
+    "assert_called_once",
+    "assert_called_with",
+    "assert_called_once_with",
+    "assert_not_called",
+    "assert_any_call",
+    "assert_has_calls",
+    "assert_awaited",
+    "assert_awaited_once",
+    "assert_awaited_with",
+    "assert_awaited_once_with",
     "assert_not_awaited",
 }
 _MISSPELLED_MOCK_CHECKS = {
-    "called_once", "called_with", "called_once_with", "not_called", "has_calls",
-    "assert_called_twice", "assert_not_called_with", "assert_once_called",
+    "called_once",
+    "called_with",
+    "called_once_with",
+    "not_called",
+    "has_calls",
+    "assert_called_twice",
+    "assert_not_called_with",
+    "assert_once_called",
 }
 _DETERMINISM_WORDS = ("determinis", "stable", "idempot", "repeat", "consistent", "pure", "cache")
 
@@ -67,10 +81,17 @@ def assertion_free(context: TestContext) -> Iterator[Finding]:
 
 def _constant(expression: cst.BaseExpression) -> tuple[bool, object]:
     """(True, value) when the expression is a literal constant, else (False, None)."""
-    literal_types = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
-                     cst.ConcatenatedString)
+    literal_types = (
+        cst.Integer,
+        cst.Float,
+        cst.Imaginary,
+        cst.SimpleString,
+        cst.ConcatenatedString,
+    )
     is_name_constant = isinstance(expression, cst.Name) and expression.value in (
-        "True", "False", "None"
+        "True",
+        "False",
+        "None",
     )
     if not (isinstance(expression, literal_types) or is_name_constant):
         return False, None

@@ -12,8 +12,17 @@ from auditor.smells.source import call_name, code_of, dotted_name, walk
 
 _BROADEST = {"Exception", "BaseException"}
 _GENERIC = {
-    "ValueError", "TypeError", "RuntimeError", "OSError", "IOError", "KeyError",
-    "IndexError", "LookupError", "ArithmeticError", "AttributeError", "AssertionError",
+    "ValueError",
+    "TypeError",
+    "RuntimeError",
+    "OSError",
+    "IOError",
+    "KeyError",
+    "IndexError",
+    "LookupError",
+    "ArithmeticError",
+    "AttributeError",
+    "AssertionError",
 }
 _EXPECTS = {"raises", "assertRaises"}
 
@@ -49,9 +58,7 @@ def broad_raises(context: TestContext) -> Iterator[Finding]:
             and not _has_match(node)
             and not _captured_and_checked(context, node)
         ):
-            yield context.finding(
-                "AT009", node, f"`{shown}` has no match=: any {types[0]} passes"
-            )
+            yield context.finding("AT009", node, f"`{shown}` has no match=: any {types[0]} passes")
 
 
 def _captured_and_checked(context: TestContext, call: cst.Call) -> bool:

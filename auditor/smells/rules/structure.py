@@ -20,18 +20,51 @@ from auditor.smells.source import (
 )
 
 _WRITE_CALLS = {
-    "os.remove", "os.unlink", "os.rmdir", "os.chmod", "os.chown", "os.rename", "os.replace",
-    "os.makedirs", "os.mkdir", "shutil.rmtree", "shutil.copy", "shutil.copyfile",
-    "shutil.move", "os.symlink",
+    "os.remove",
+    "os.unlink",
+    "os.rmdir",
+    "os.chmod",
+    "os.chown",
+    "os.rename",
+    "os.replace",
+    "os.makedirs",
+    "os.mkdir",
+    "shutil.rmtree",
+    "shutil.copy",
+    "shutil.copyfile",
+    "shutil.move",
+    "os.symlink",
 }
-_PATH_WRITE_METHODS = {"write_text", "write_bytes", "unlink", "chmod", "mkdir", "rmdir",
-                       "touch", "rename", "replace"}
+_PATH_WRITE_METHODS = {
+    "write_text",
+    "write_bytes",
+    "unlink",
+    "chmod",
+    "mkdir",
+    "rmdir",
+    "touch",
+    "rename",
+    "replace",
+}
 _TMP_WORDS = ("tmp", "temp")
 _NONDETERMINISTIC = {
-    "datetime.now", "datetime.utcnow", "datetime.today", "date.today", "time.time",
-    "time.monotonic", "uuid.uuid4", "uuid4", "uuid.uuid1", "random.random",
-    "random.randint", "random.choice", "random.shuffle", "random.uniform", "random.sample",
-    "socket.socket", "socket.create_connection",
+    "datetime.now",
+    "datetime.utcnow",
+    "datetime.today",
+    "date.today",
+    "time.time",
+    "time.monotonic",
+    "uuid.uuid4",
+    "uuid4",
+    "uuid.uuid1",
+    "random.random",
+    "random.randint",
+    "random.choice",
+    "random.shuffle",
+    "random.uniform",
+    "random.sample",
+    "socket.socket",
+    "socket.create_connection",
 }
 
 
@@ -97,8 +130,16 @@ def sleepy_test(context: TestContext) -> Iterator[Finding]:
             )
 
 
-_BRANCHES = (cst.If, cst.For, cst.While, cst.Match, cst.ListComp, cst.SetComp,
-             cst.GeneratorExp, cst.DictComp)
+_BRANCHES = (
+    cst.If,
+    cst.For,
+    cst.While,
+    cst.Match,
+    cst.ListComp,
+    cst.SetComp,
+    cst.GeneratorExp,
+    cst.DictComp,
+)
 
 
 def conditional_logic(context: TestContext) -> Iterator[Finding]:
@@ -106,7 +147,9 @@ def conditional_logic(context: TestContext) -> Iterator[Finding]:
     for node in walk(context.test.node):
         if not isinstance(node, _BRANCHES):
             continue
-        inner_checks = [check for check in context.checks if any(n is check.node for n in walk(node))]
+        inner_checks = [
+            check for check in context.checks if any(n is check.node for n in walk(node))
+        ]
         if inner_checks:
             kind = type(node).__name__.lower().replace("comp", " comprehension")
             yield context.finding(
@@ -184,9 +227,7 @@ def writes_outside_tmp(context: TestContext) -> Iterator[Finding]:
             continue
         name = dotted_name(node.func)
         target = None
-        if name == "open" and any(c in _open_mode(node) for c in "wax+"):
-            target = _literal_path(node.args[0].value)
-        elif name in _WRITE_CALLS:
+        if (name == "open" and any(c in _open_mode(node) for c in "wax+")) or name in _WRITE_CALLS:
             target = _literal_path(node.args[0].value)
         elif isinstance(node.func, cst.Attribute) and call_name(node) in _PATH_WRITE_METHODS:
             target = _literal_path(node.func.value)

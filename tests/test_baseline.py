@@ -1,0 +1,158 @@
+"""The baseline stage on real fixture projects, in real child processes."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from auditor.baseline.stage import run_baseline
+from auditor.config import AuditConfig
+from auditor.discovery import discover
+
+
+def baseline_of(root: Path, tests: str, **config):
+    project = discover([tests], [], root)
+    return run_baseline(project, AuditConfig(**config), lambda done, total: None)
+
+
+@pytest.fixture(scope="module")
+def textkit_strong(tmp_path_factory):
+    import shutil
+
+    from tests.conftest import FIXTURES
+
+    root = tmp_path_factory.mktemp("tk") / "textkit"
+    shutil.copytree(FIXTURES / "textkit", root, ignore=shutil.ignore_patterns("__pycache__"))
+    baseline, coverage = baseline_of(root, "tests_strong")
+    return root, baseline, coverage
+
+
+def by_hand_coverage(root: Path, tests: str) -> dict[str, dict[str, set[int]]]:
+    """coverage.py's own per-test-function contexts, from a `coverage run` by hand."""
+    rc = root.parent / "by-hand.coveragerc"
+    rc.write_text(
+        f"[run]\nbranch = True\nsource = {root / 'src' / 'textkit'}\n"
+        f"dynamic_context = test_function\ndata_file = {root.parent / 'by-hand.sqlite'}\n"
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "coverage",
+            "run",
+            f"--rcfile={rc}",
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            tests,
+        ],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        env={
+            "PYTHONPATH": str(root / "src"),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PATH": "/usr/bin:/bin",
+        },
+    )
+    out = root.parent / "by-hand.json"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "coverage",
+            "json",
+            f"--rcfile={rc}",
+            "--show-contexts",
+            "-o",
+            str(out),
+        ],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+    per_test: dict[str, dict[str, set[int]]] = {}
+    for file, data in json.loads(out.read_text())["files"].items():
+        for line, contexts in data["contexts"].items():
+            for context in contexts:
+                if context:
+                    per_test.setdefault(context, {}).setdefault(file, set()).add(int(line))
+    return per_test
+
+
+def test_per_test_lines_agree_with_coverage_run_by_hand(textkit_strong):
+    root, baseline, _ = textkit_strong
+    by_hand = by_hand_coverage(root, "tests_strong")
+    compared = 0
+    for test in baseline.tests:
+        if "[" in test.nodeid:
+            continue  # coverage's test_function context merges parametrized cases
+        module = Path(test.file).stem
+        function = test.nodeid.split("::")[-1]
+        expected = by_hand.get(f"{module}.{function}", {})
+        ours = {file: set(lines) for file, lines in test.lines.items()}
+        assert ours == expected, test.nodeid
+        compared += 1
+    assert compared >= 20
+
+
+def test_each_passing_test_records_lines_and_arcs(textkit_strong):
+    _, baseline, _ = textkit_strong
+    test = next(t for t in baseline.tests if t.nodeid.endswith("test_wrap_of_blank_text_is_empty"))
+    assert test.outcome == "passed"
+    assert test.lines["src/textkit/wrap.py"] == [8, 10, 11, 12, 26, 28]
+    assert (26, 28) in test.arcs["src/textkit/wrap.py"]
+
+
+def test_import_time_lines_are_kept_apart(textkit_strong):
+    _, baseline, _ = textkit_strong
+    import_time = baseline.import_time_lines["src/textkit/wrap.py"]
+    assert 3 in import_time  # `from __future__ import annotations`
+    assert 8 not in import_time  # the body of wrap() runs only in tests
+
+
+def test_file_and_function_coverage_are_reported(textkit_strong):
+    _, _, coverage = textkit_strong
+    wrap = next(f for f in coverage.files if f.path == "src/textkit/wrap.py")
+    assert wrap.counts.line_percent == 100.0
+    assert [f.qualname for f in wrap.functions] == ["wrap", "align", "truncate"]
+
+
+def test_failing_tests_are_excluded_with_their_message(project_copy):
+    root = project_copy("hostile")
+    baseline, _ = baseline_of(root, "red")
+    outcomes = {t.nodeid.split("::")[-1]: (t.outcome, t.message) for t in baseline.tests}
+    assert outcomes["test_wrong_expectation"] == ("failed", "assert 4 == 5")
+    assert outcomes["test_fixture_error"] == ("error", "RuntimeError: fixture exploded")
+    assert baseline.passed == 2
+    assert baseline.excluded == 2
+
+
+def test_failing_tests_contribute_no_coverage(project_copy):
+    root = project_copy("hostile")
+    baseline, _ = baseline_of(root, "red")
+    failing = [t for t in baseline.tests if t.outcome != "passed"]
+    assert all(t.lines == {} and t.arcs == {} for t in failing)
+
+
+def test_hypothesis_runs_derandomized_without_a_database(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("def ident(x):\n    return x\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_h.py").write_text(
+        "from hypothesis import given, settings, strategies as st\n"
+        "from pkg import ident\n\n"
+        "@given(st.integers())\n"
+        "def test_ident(x):\n"
+        "    assert ident(x) == x\n"
+        "    assert settings.default.derandomize\n"
+        "    assert settings.default.database is None\n"
+    )
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    baseline, _ = baseline_of(tmp_path, "tests")
+    assert [t.outcome for t in baseline.tests] == ["passed"]
+    assert not (tmp_path / ".hypothesis").exists()

@@ -1,0 +1,189 @@
+"""The `audit` command end to end, as a user runs it."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tests.conftest import run_audit, tree_digest
+
+FIXTURE_PACKAGES = {"shop": "shop/", "textkit": "src/textkit/", "ledger": "ledger"}
+
+
+def test_help_works_outside_any_project():
+    result = run_audit("--help", cwd=Path("/"))
+    assert result.returncode == 0
+    assert "run" in result.stdout and "schema" in result.stdout
+
+
+def test_run_help_lists_the_options_outside_any_project():
+    result = run_audit("run", "--help", cwd=Path("/"))
+    assert result.returncode == 0
+    assert "--min-line-coverage" in result.stdout
+
+
+def test_schema_is_a_valid_json_schema():
+    result = run_audit("schema", cwd=Path("/"))
+    jsonschema.Draft202012Validator.check_schema(json.loads(result.stdout))
+
+
+@pytest.fixture(scope="module")
+def shallow_runs(tmp_path_factory):
+    """One real audit of each fixture's shallow and strong suite, shared by the checks."""
+    import shutil
+
+    from tests.conftest import FIXTURES
+
+    runs = {}
+    base = tmp_path_factory.mktemp("e2e")
+    for name in FIXTURE_PACKAGES:
+        root = base / name
+        shutil.copytree(FIXTURES / name, root, ignore=shutil.ignore_patterns("__pycache__"))
+        before = tree_digest(root)
+        for suite in ("tests_shallow", "tests_strong"):
+            report = base / f"{name}-{suite}.json"
+            result = run_audit(suite, "-q", "--json", str(report), cwd=root)
+            runs[name, suite] = (result, json.loads(report.read_text()), root, before)
+    return runs
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE_PACKAGES))
+def test_shallow_suite_has_high_coverage_yet_is_flagged(shallow_runs, name):
+    result, report, _, _ = shallow_runs[name, "tests_shallow"]
+    assert result.returncode == 0, result.stderr
+    assert report["coverage"]["totals"]["line_percent"] >= 80
+    codes = {smell["code"] for smell in report["smells"]["findings"]}
+    assert {"AT001", "AT005", "AT009"} <= codes
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE_PACKAGES))
+def test_strong_suite_has_no_smells(shallow_runs, name):
+    result, report, _, _ = shallow_runs[name, "tests_strong"]
+    assert result.returncode == 0, result.stderr
+    assert report["smells"]["findings"] == []
+    assert report["coverage"]["totals"]["branch_percent"] == 100.0
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE_PACKAGES))
+def test_audit_leaves_the_project_byte_identical(shallow_runs, name):
+    _, _, root, before = shallow_runs[name, "tests_strong"]
+    assert tree_digest(root) == before
+
+
+def test_report_validates_against_the_printed_schema(shallow_runs):
+    _, report, _, _ = shallow_runs["shop", "tests_shallow"]
+    schema = json.loads(run_audit("schema", cwd=Path("/")).stdout)
+    jsonschema.validate(report, schema)
+    assert report["schema_version"] == 1
+    assert report["mutation"] is None
+
+
+def test_terminal_summary_shows_coverage_and_top_findings(shallow_runs):
+    result, _, _, _ = shallow_runs["shop", "tests_shallow"]
+    assert "line coverage" in result.stdout
+    assert "AT001 assertion-free" in result.stdout
+    assert "gate: PASS" in result.stdout
+
+
+def test_same_input_gives_the_same_report(project_copy, tmp_path):
+    root = project_copy("ledger")
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    run_audit("tests_shallow", "-q", "--json", str(first), cwd=root)
+    run_audit("tests_shallow", "-q", "--json", str(second), cwd=root)
+
+    def stable(path: Path) -> dict:
+        data = json.loads(path.read_text())
+        data.pop("timings")
+        for test in data["baseline"]["tests"]:
+            test.pop("duration")
+        return data
+
+    assert stable(first) == stable(second)
+
+
+def test_default_report_goes_to_dot_audit(project_copy):
+    root = project_copy("textkit")
+    result = run_audit("tests_strong", "-q", cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert (root / ".audit" / "report.json").is_file()
+
+
+def test_gate_failure_exits_1_and_names_the_condition(project_copy, tmp_path):
+    root = project_copy("shop")
+    result = run_audit(
+        "tests_shallow",
+        "-q",
+        "--max-smells",
+        "high=0",
+        "--json",
+        str(tmp_path / "r.json"),
+        cwd=root,
+    )
+    assert result.returncode == 1
+    assert "gate: FAIL" in result.stdout
+    assert "max_smells.high: 11 > 0" in result.stdout
+    gate = json.loads((tmp_path / "r.json").read_text())["gate"]
+    assert gate["verdict"] == "fail"
+
+
+def test_gate_from_pyproject_passes_on_the_strong_suite(project_copy, tmp_path):
+    root = project_copy("shop")
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text()
+        + "\n[tool.audit.gate]\nmin_line_coverage = 95\nmax_smells = { high = 0 }\n"
+    )
+    result = run_audit("tests_strong", "-q", "--json", str(tmp_path / "r.json"), cwd=root)
+    assert result.returncode == 0, result.stdout
+    assert "gate: PASS (2 conditions)" in result.stdout
+
+
+def test_unknown_config_key_exits_2_naming_it(project_copy):
+    root = project_copy("shop")
+    (root / "pyproject.toml").write_text("[tool.audit]\nmin_coverage = 3\n")
+    result = run_audit("tests_strong", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith("unknown key 'min_coverage'")
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_flag_exits_2():
+    result = run_audit("tests_strong", "--max-smells", "huge=1", cwd=Path(__file__).parent)
+    assert result.returncode == 2
+
+
+def test_missing_test_folder_exits_2(tmp_path):
+    result = run_audit("nothere", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "audit: discover: test path 'nothere' does not exist"
+
+
+def test_unwritable_report_path_is_a_clear_error(project_copy):
+    root = project_copy("textkit")
+    result = run_audit("tests_strong", "-q", "--json", "/proc/nope/report.json", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr.startswith("audit: report: cannot write /proc/nope/report.json")
+
+
+def test_ctrl_c_stops_with_exit_4_and_leaves_the_tree_alone(project_copy):
+    root = project_copy("hostile")
+    before = tree_digest(root)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "auditor", "hang", "-q", "--timeout", "30"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(3)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 4
+    assert "interrupted" in stderr
+    assert "Traceback" not in stderr
+    assert tree_digest(root) == before

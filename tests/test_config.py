@@ -1,0 +1,62 @@
+from pathlib import Path
+
+import pytest
+
+from auditor.config import AuditConfig, load_config
+from auditor.errors import ConfigError
+
+
+def write_pyproject(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "pyproject.toml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def test_defaults_apply_without_a_pyproject():
+    assert load_config(None, {}) == AuditConfig()
+
+
+def test_tool_audit_table_is_read(tmp_path):
+    path = write_pyproject(
+        tmp_path,
+        "[tool.audit]\ntest_timeout = 3\n[tool.audit.gate]\nmin_line_coverage = 90\n",
+    )
+    config = load_config(path, {})
+    assert config.test_timeout == 3
+    assert config.gate.min_line_coverage == 90
+
+
+def test_flags_override_the_file(tmp_path):
+    path = write_pyproject(tmp_path, "[tool.audit]\ntest_timeout = 3\n")
+    config = load_config(path, {"test_timeout": 7.5, "gate": {"max_failing_tests": 0}})
+    assert config.test_timeout == 7.5
+    assert config.gate.max_failing_tests == 0
+
+
+def test_unknown_key_is_an_error_naming_it(tmp_path):
+    path = write_pyproject(tmp_path, "[tool.audit]\ntest_timout = 3\n")
+    with pytest.raises(ConfigError, match="unknown key 'test_timout'"):
+        load_config(path, {})
+
+
+def test_unknown_gate_key_is_named_with_its_table(tmp_path):
+    path = write_pyproject(tmp_path, "[tool.audit.gate]\nmin_coverage = 3\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'gate\.min_coverage'"):
+        load_config(path, {})
+
+
+def test_bad_value_is_an_error_naming_the_key(tmp_path):
+    path = write_pyproject(tmp_path, "[tool.audit.gate]\nmin_line_coverage = 150\n")
+    with pytest.raises(ConfigError, match=r"bad value for 'gate\.min_line_coverage'"):
+        load_config(path, {})
+
+
+def test_bad_flag_value_is_reported_as_command_line(tmp_path):
+    with pytest.raises(ConfigError, match="command line: bad value for 'test_timeout'"):
+        load_config(None, {"test_timeout": -1})
+
+
+def test_invalid_toml_is_an_error_naming_the_file(tmp_path):
+    path = write_pyproject(tmp_path, "[tool.audit\n")
+    with pytest.raises(ConfigError, match=r"cannot read .*pyproject\.toml"):
+        load_config(path, {})

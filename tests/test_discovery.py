@@ -1,0 +1,64 @@
+from pathlib import Path
+
+import pytest
+
+from auditor.discovery import discover
+from auditor.errors import DiscoveryError
+from tests.conftest import FIXTURES
+
+
+def names(paths) -> list[str]:
+    return [path.name for path in paths]
+
+
+def test_flat_layout_finds_the_package_next_to_the_tests():
+    project = discover(["tests_shallow"], [], FIXTURES / "shop")
+    assert project.root == FIXTURES / "shop"
+    assert names(project.source_paths) == ["shop"]
+    assert project.source_roots == (FIXTURES / "shop",)
+
+
+def test_src_layout_finds_packages_under_src():
+    project = discover(["tests_strong"], [], FIXTURES / "textkit")
+    assert names(project.source_paths) == ["textkit"]
+    assert project.source_roots == (FIXTURES / "textkit" / "src",)
+
+
+def test_several_packages_are_all_under_test():
+    project = discover(["tests_strong"], [], FIXTURES / "ledger")
+    assert names(project.source_paths) == ["ledger", "ledger_io"]
+
+
+def test_src_flag_selects_one_package():
+    project = discover(["tests_strong"], ["ledger_io"], FIXTURES / "ledger")
+    assert names(project.source_paths) == ["ledger_io"]
+
+
+def test_unknown_src_is_an_error():
+    with pytest.raises(DiscoveryError, match="source 'nothere' not found"):
+        discover(["tests_strong"], ["nothere"], FIXTURES / "ledger")
+
+
+def test_missing_test_path_is_an_error():
+    with pytest.raises(DiscoveryError, match="test path 'nope' does not exist"):
+        discover(["nope"], [], FIXTURES / "shop")
+
+
+def test_rootdir_and_ini_options_come_from_pyproject():
+    project = discover(["tests_strong"], [], FIXTURES / "shop")
+    assert project.inifile == FIXTURES / "shop" / "pyproject.toml"
+    assert "testpaths" in project.ini_options
+
+
+def test_test_files_and_conftests_are_listed():
+    project = discover(["tests_strong"], [], FIXTURES / "ledger")
+    assert names(project.test_files) == ["test_accounts.py", "test_io.py", "test_journal.py"]
+    assert names(project.conftest_files) == ["conftest.py"]
+
+
+def test_project_without_code_asks_for_src(tmp_path: Path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("def test_x():\n    assert 1\n")
+    (tmp_path / "pyproject.toml").write_text("")
+    with pytest.raises(DiscoveryError, match="name it with --src"):
+        discover(["tests"], [], tmp_path)

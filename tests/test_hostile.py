@@ -1,0 +1,133 @@
+"""Every hostile suite gets its documented status, message and exit code, and leaves the
+fixture byte-identical."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_audit, tree_digest
+
+
+@pytest.fixture
+def hostile(project_copy):
+    root = project_copy("hostile")
+    return root, tree_digest(root)
+
+
+def audit_suite(root: Path, suite: str, tmp_path: Path):
+    report = tmp_path / f"{suite}.json"
+    result = run_audit(suite, "--quiet", "--timeout", "2", "--json", str(report), cwd=root)
+    return result, report
+
+
+def outcomes(report: Path) -> dict[str, tuple[str, str]]:
+    data = json.loads(report.read_text())
+    return {
+        t["nodeid"].split("::")[-1]: (t["outcome"], t["message"]) for t in data["baseline"]["tests"]
+    }
+
+
+def test_hanging_test_times_out_and_the_rest_is_audited(hostile, tmp_path):
+    root, before = hostile
+    result, report = audit_suite(root, "hang", tmp_path)
+    assert result.returncode == 0, result.stderr
+    found = outcomes(report)
+    assert found["test_hangs_forever"] == ("timeout", "timed out after 2s in call")
+    assert found["test_fine"][0] == "passed"
+    assert tree_digest(root) == before
+
+
+def test_os_exit_crashes_only_its_test(hostile, tmp_path):
+    root, before = hostile
+    result, report = audit_suite(root, "os_exit", tmp_path)
+    assert result.returncode == 0, result.stderr
+    found = outcomes(report)
+    assert found["test_exits_the_process"] == ("crashed", "the test process exited with code 7")
+    assert found["test_after_exit"][0] == "passed"
+    assert "Traceback" not in result.stderr
+    assert tree_digest(root) == before
+
+
+def test_segfault_crashes_only_its_test(hostile, tmp_path):
+    root, before = hostile
+    result, report = audit_suite(root, "segfault", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert outcomes(report)["test_segfaults"] == (
+        "crashed",
+        "the test process was killed by SIGSEGV",
+    )
+    assert not list(root.rglob("core*"))
+    assert tree_digest(root) == before
+
+
+def test_writes_outside_tmp_are_blocked_and_nothing_changes(hostile, tmp_path):
+    root, before = hostile
+    env_mode = os.stat("/usr/bin/env").st_mode
+    result, report = audit_suite(root, "writes_outside_tmp", tmp_path)
+    assert result.returncode == 0, result.stderr
+    found = outcomes(report)
+    assert found["test_writes_to_etc"] == (
+        "blocked",
+        "blocked by audit guard: open-for-write /etc/audit-hostile-marker",
+    )
+    assert found["test_chmods_a_system_file"] == (
+        "blocked",
+        "blocked by audit guard: os.chmod /usr/bin/env",
+    )
+    assert found["test_writes_into_the_project"][0] == "blocked"
+    assert found["test_fine"][0] == "passed"
+    assert not Path("/etc/audit-hostile-marker").exists()
+    assert os.stat("/usr/bin/env").st_mode == env_mode
+    assert tree_digest(root) == before
+
+
+def test_network_access_is_blocked(hostile, tmp_path):
+    root, before = hostile
+    result, report = audit_suite(root, "network", tmp_path)
+    assert result.returncode == 0, result.stderr
+    outcome, message = outcomes(report)["test_opens_a_socket"]
+    assert outcome == "blocked"
+    assert message.startswith("blocked by audit guard: network")
+    assert tree_digest(root) == before
+
+
+def test_red_tests_are_listed_and_the_rest_audited(hostile, tmp_path):
+    root, before = hostile
+    result, report = audit_suite(root, "red", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "test_wrong_expectation" in result.stdout
+    assert json.loads(report.read_text())["baseline"]["passed"] == 2
+    assert tree_digest(root) == before
+
+
+@pytest.mark.parametrize(
+    ("suite", "message"),
+    [
+        (
+            "syntax_error",
+            "audit: baseline: cannot collect syntax_error/test_syntax.py: SyntaxError",
+        ),
+        ("non_utf8", "audit: baseline: cannot collect non_utf8/test_latin1.py: SyntaxError"),
+        (
+            "import_error",
+            "audit: baseline: cannot collect import_error/test_import.py: "
+            "ModuleNotFoundError: No module named 'calc.missing'",
+        ),
+        (
+            "sys_exit_at_import",
+            "audit: baseline: pytest stopped while collecting "
+            "sys_exit_at_import/test_exit_at_import.py: SystemExit: 5",
+        ),
+        ("empty", "audit: baseline: no tests collected from empty"),
+    ],
+)
+def test_unusable_suite_exits_3_naming_the_file(hostile, tmp_path, suite, message):
+    root, before = hostile
+    result, report = audit_suite(root, suite, tmp_path)
+    assert result.returncode == 3
+    assert result.stderr.strip().startswith(message)
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not report.exists()
+    assert tree_digest(root) == before
