@@ -72,6 +72,15 @@ def _parse_max_smells(values: tuple[str, ...]) -> dict[str, int]:
 @click.option("--max-failing-tests", type=int, help="Gate: most tests allowed to be red.")
 @click.option("--max-smells", multiple=True, metavar="SEVERITY=N", help="Gate: e.g. high=0.")
 @click.option("--disable-smell", multiple=True, metavar="CODE", help="Skip a smell rule.")
+@click.option("--mutation/--no-mutation", default=None, help="Run mutation testing (default on).")
+@click.option("--jobs", "-j", type=int, help="Mutation workers (default: one per core).")
+@click.option("--mutators", metavar="A,B", help="Only these mutator families, comma-separated.")
+@click.option("--disable-mutator", multiple=True, metavar="FAMILY", help="Skip a family.")
+@click.option("--verify-sample", type=int, metavar="N", help="Re-check N mutants with fresh runs.")
+@click.option("--min-mutation-score", type=float, help="Gate: minimum mutation score (%).")
+@click.option("--min-covered-score", type=float, help="Gate: minimum score on covered code (%).")
+@click.option("--max-surviving", type=int, help="Gate: most surviving mutants allowed.")
+@click.option("--max-pseudo-tested", type=int, help="Gate: most pseudo-tested functions.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars, only the summary.")
 def run(
     tests: tuple[str, ...],
@@ -85,6 +94,15 @@ def run(
     max_failing_tests: int | None,
     max_smells: tuple[str, ...],
     disable_smell: tuple[str, ...],
+    mutation: bool | None,
+    jobs: int | None,
+    mutators: str | None,
+    disable_mutator: tuple[str, ...],
+    verify_sample: int | None,
+    min_mutation_score: float | None,
+    min_covered_score: float | None,
+    max_surviving: int | None,
+    max_pseudo_tested: int | None,
     quiet: bool,
 ) -> None:
     """Audit the pytest suite in TESTS (default: the configured tests, or tests/)."""
@@ -103,6 +121,24 @@ def run(
         overrides["allow_write"] = [str((cwd / path).resolve()) for path in allow_write]
     if disable_smell:
         overrides["disable_smells"] = list(disable_smell)
+    if mutation is not None:
+        overrides["mutation"] = mutation
+    if jobs is not None:
+        overrides["jobs"] = jobs
+    if mutators:
+        overrides["mutators"] = [name.strip() for name in mutators.split(",") if name.strip()]
+    if disable_mutator:
+        overrides["disable_mutators"] = list(disable_mutator)
+    if verify_sample is not None:
+        overrides["verify_sample"] = verify_sample
+    for name, value in (
+        ("min_mutation_score", min_mutation_score),
+        ("min_covered_score", min_covered_score),
+        ("max_surviving", max_surviving),
+        ("max_pseudo_tested", max_pseudo_tested),
+    ):
+        if value is not None:
+            gate[name] = value
     if min_line_coverage is not None:
         gate["min_line_coverage"] = min_line_coverage
     if min_branch_coverage is not None:

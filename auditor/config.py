@@ -33,6 +33,10 @@ class GateConfig(_Strict):
     min_branch_coverage: float | None = Field(default=None, ge=0, le=100)
     max_failing_tests: int | None = Field(default=None, ge=0)
     max_smells: dict[Severity, int] = Field(default_factory=dict)
+    min_mutation_score: float | None = Field(default=None, ge=0, le=100)
+    min_covered_score: float | None = Field(default=None, ge=0, le=100)
+    max_surviving: int | None = Field(default=None, ge=0)
+    max_pseudo_tested: int | None = Field(default=None, ge=0)
 
 
 class AuditConfig(_Strict):
@@ -46,6 +50,16 @@ class AuditConfig(_Strict):
     allow_write: list[str] = Field(default_factory=list)
     assertion_helpers: list[str] = Field(default_factory=list)
     disable_smells: list[str] = Field(default_factory=list)
+    mutation: bool = True
+    jobs: int = Field(default=0, ge=0)
+    """Mutation workers; 0 means one per core."""
+    mutators: list[str] | None = None
+    """Mutator families to use; None means all."""
+    disable_mutators: list[str] = Field(default_factory=list)
+    mutant_timeout_factor: float = Field(default=3.0, gt=0)
+    mutant_timeout_constant: float = Field(default=2.0, ge=0)
+    verify_sample: int = Field(default=0, ge=0)
+    """Re-check this many random mutants with a fresh run on a materialized copy."""
     gate: GateConfig = Field(default_factory=GateConfig)
 
 

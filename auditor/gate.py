@@ -8,6 +8,7 @@ from auditor.report import (
     CoverageSection,
     GateCondition,
     GateSection,
+    MutationSection,
     SmellsSection,
 )
 
@@ -42,11 +43,52 @@ def failing_tests(baseline: BaselineSection) -> int:
     return red + len(baseline.collection_errors)
 
 
+def _mutation_conditions(
+    config: GateConfig, mutation: MutationSection | None
+) -> list[GateCondition]:
+    wanted = [
+        config.min_mutation_score,
+        config.min_covered_score,
+        config.max_surviving,
+        config.max_pseudo_tested,
+    ]
+    if all(value is None for value in wanted):
+        return []
+    if mutation is None:
+        return [
+            GateCondition(
+                name="mutation",
+                threshold=0,
+                actual=0,
+                passed=False,
+                message="mutation thresholds are set but mutation testing did not run",
+            )
+        ]
+    conditions = []
+    scores = mutation.scores
+    if config.min_mutation_score is not None:
+        conditions.append(
+            _at_least("min_mutation_score", config.min_mutation_score, scores.score or 0.0)
+        )
+    if config.min_covered_score is not None:
+        conditions.append(
+            _at_least("min_covered_score", config.min_covered_score, scores.covered_score or 0.0)
+        )
+    if config.max_surviving is not None:
+        conditions.append(_at_most("max_surviving", config.max_surviving, scores.counts.survived))
+    if config.max_pseudo_tested is not None:
+        conditions.append(
+            _at_most("max_pseudo_tested", config.max_pseudo_tested, len(mutation.pseudo_tested))
+        )
+    return conditions
+
+
 def evaluate(
     config: GateConfig,
     baseline: BaselineSection,
     coverage: CoverageSection,
     smells: SmellsSection,
+    mutation: MutationSection | None = None,
 ) -> GateSection:
     conditions = []
     if config.min_line_coverage is not None:
@@ -65,5 +107,6 @@ def evaluate(
         )
     for severity, limit in sorted(config.max_smells.items()):
         conditions.append(_at_most(f"max_smells.{severity}", limit, smells.counts[severity]))
+    conditions += _mutation_conditions(config, mutation)
     verdict = "pass" if all(condition.passed for condition in conditions) else "fail"
     return GateSection(verdict=verdict, conditions=conditions)

@@ -16,6 +16,7 @@ from auditor.baseline.coverage_data import relative
 from auditor.baseline.stage import run_baseline
 from auditor.config import AuditConfig, load_config
 from auditor.discovery import Project, discover, find_rootdir
+from auditor.engine.stage import run_mutation
 from auditor.errors import DiscoveryError
 from auditor.gate import evaluate
 from auditor.progress import SilentProgress, StageProgress
@@ -105,9 +106,21 @@ def run_audit(
     progress.finish("smells", f"{len(smells.findings)} findings")
     timings["smells"] = round(time.perf_counter() - started, 3)
 
+    mutation = None
+    if config.mutation:
+        started = time.perf_counter()
+        progress.start("mutate")
+        mutation = run_mutation(project, config, baseline, progress.update)
+        score = mutation.scores.score
+        progress.finish(
+            "mutate",
+            f"{len(mutation.mutants)} mutants, score {score if score is not None else '-'}%",
+        )
+        timings["mutate"] = round(time.perf_counter() - started, 3)
+
     started = time.perf_counter()
     progress.start("gate")
-    gate = evaluate(config.gate, baseline, coverage, smells)
+    gate = evaluate(config.gate, baseline, coverage, smells, mutation)
     progress.finish("gate", gate.verdict.upper())
     timings["gate"] = round(time.perf_counter() - started, 3)
 
@@ -120,5 +133,6 @@ def run_audit(
         baseline=baseline,
         coverage=coverage,
         smells=smells,
+        mutation=mutation,
         gate=gate,
     )

@@ -7,6 +7,9 @@ Schema history:
   1: project, config, tool versions, baseline tests with per-test coverage, file and
      function coverage, smells, gate. `mutation`, `probes` and `escalation` are null
      until the stages that fill them run.
+  2: `mutation`: every mutant with its status (Stryker's names), covering and killing
+     tests, path (function swap or module re-execution); scores per project, file,
+     function and test; pseudo-tested functions; oracle gap.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -132,6 +135,111 @@ class SmellsSection(_Model):
     unparsable: list[CollectionError]
 
 
+MutantStatus = Literal[
+    "Killed", "Survived", "NoCoverage", "Timeout", "RuntimeError", "CompileError", "Ignored"
+]
+
+
+class Mutant(_Model):
+    id: str
+    """`file::function::operator@line:col#ordinal`, lines relative to the function's `def`:
+    stable across edits elsewhere in the file."""
+    file: str
+    function: str
+    operator: str
+    family: str
+    line: int
+    col: int
+    end_line: int
+    original: str
+    replacement: str
+    description: str
+    diff: str
+    status: MutantStatus
+    status_reason: str = ""
+    path: Literal["swap", "module", "none"]
+    """How it ran: `swap` replaced the function's code object in a forked child; `module`
+    re-executed the mutated module there; `none` did not run (no coverage, ignored)."""
+    covered_by: list[str] = Field(default_factory=list)
+    killed_by: list[str] = Field(default_factory=list)
+    duration: float = 0.0
+    cached: bool = False
+
+
+class StatusCounts(_Model):
+    killed: int = 0
+    survived: int = 0
+    no_coverage: int = 0
+    timeout: int = 0
+    runtime_error: int = 0
+    compile_error: int = 0
+    ignored: int = 0
+
+
+class MutationScores(_Model):
+    counts: StatusCounts
+    score: float | None
+    """detected / valid, in percent (None when there is nothing valid)."""
+    covered_score: float | None
+    """detected / covered: also PIT's test strength."""
+
+
+class FileMutation(_Model):
+    path: str
+    scores: MutationScores
+    oracle_gap: float | None
+    """Covered lines with mutants where no mutant was detected, in percent of covered
+    lines with mutants."""
+    gap_lines: list[int]
+
+
+class FunctionMutation(_Model):
+    file: str
+    function: str
+    scores: MutationScores
+    pseudo_tested: bool
+
+
+class TestMutation(_Model):
+    __test__ = False
+    nodeid: str
+    state: Literal["killing", "covering", "not_covering"]
+    killed: int
+    covered: int
+
+
+class Disagreement(_Model):
+    id: str
+    engine: MutantStatus
+    fresh_run: Literal["Killed", "Survived"]
+
+
+class Verification(_Model):
+    """`--verify-sample N`: engine verdicts against a fresh run of the whole suite on a
+    materialized copy of the project."""
+
+    checked: int
+    agreed: int
+    agreement: float | None
+    disagreements: list[Disagreement]
+
+
+class MutationSection(_Model):
+    scores: MutationScores
+    mutants: list[Mutant]
+    files: list[FileMutation]
+    functions: list[FunctionMutation]
+    tests: list[TestMutation]
+    pseudo_tested: list[str]
+    """`file::function` of covered functions whose every extreme mutant survived."""
+    paths: dict[str, int]
+    cache_hits: int
+    jobs: int
+    duration: float
+    mutants_per_second: float
+    verification: Verification | None = None
+
+
 class GateCondition(_Model):
     name: str
     threshold: float
@@ -155,7 +263,7 @@ class Report(_Model):
     baseline: BaselineSection
     coverage: CoverageSection
     smells: SmellsSection
-    mutation: None = None
+    mutation: MutationSection | None = None
     probes: None = None
     escalation: None = None
     gate: GateSection

@@ -17,6 +17,39 @@ def _percent(value: float) -> str:
     return f"{value:.1f}%"
 
 
+_SHOWN_SURVIVORS = 10
+
+
+def _render_mutation(mutation, console: Console) -> None:
+    rate = f"{mutation.mutants_per_second:g} mutants/s" if mutation.mutants_per_second else ""
+    console.print(
+        f"mutation: {len(mutation.mutants)} mutants in {mutation.duration:g}s "
+        f"({rate}, {mutation.jobs} workers, {mutation.cache_hits} from cache)"
+    )
+    if mutation.pseudo_tested:
+        console.print(
+            "pseudo-tested (run by tests, no effect checked): " + ", ".join(mutation.pseudo_tested)
+        )
+    survivors = [m for m in mutation.mutants if m.status == "Survived"]
+    if survivors:
+        table = Table(title="surviving mutants (first 10)", title_justify="left")
+        table.add_column("where", no_wrap=True)
+        table.add_column("change")
+        for mutant in survivors[:_SHOWN_SURVIVORS]:
+            table.add_row(f"{mutant.file}:{mutant.line}", mutant.description)
+        console.print(table)
+    verification = mutation.verification
+    if verification is not None and verification.checked:
+        console.print(
+            f"verify-sample: {verification.agreed}/{verification.checked} verdicts agree "
+            "with a fresh run of the whole suite"
+        )
+        for item in verification.disagreements:
+            console.print(
+                f"  [red]x[/red] {item.id}: engine {item.engine}, fresh run {item.fresh_run}"
+            )
+
+
 def render(report: Report, console: Console, report_path: str | None = None) -> None:
     baseline = report.baseline
     totals = report.coverage.totals
@@ -34,7 +67,31 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
         headline.add_row(
             f"smells ({severity})", f"[{style}]{report.smells.counts[severity]}[/{style}]"
         )
+    mutation = report.mutation
+    if mutation is not None:
+        scores = mutation.scores
+        counts = scores.counts
+        headline.add_row(
+            "mutation score (detected / valid)",
+            _percent(scores.score) if scores.score is not None else "-",
+        )
+        headline.add_row(
+            "score on covered code",
+            _percent(scores.covered_score) if scores.covered_score is not None else "-",
+        )
+        headline.add_row(
+            "mutants killed / survived / no coverage / timeout",
+            f"{counts.killed} / {counts.survived} / {counts.no_coverage} / {counts.timeout}",
+        )
+        headline.add_row("pseudo-tested functions", str(len(mutation.pseudo_tested)))
+        states = Counter(test.state for test in mutation.tests)
+        headline.add_row(
+            "tests killing / covering only / not covering",
+            f"{states['killing']} / {states['covering']} / {states['not_covering']}",
+        )
     console.print(headline)
+    if mutation is not None:
+        _render_mutation(mutation, console)
 
     excluded = [test for test in baseline.tests if test.outcome not in ("passed", "skipped")]
     if excluded or baseline.collection_errors:

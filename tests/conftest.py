@@ -14,10 +14,14 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def tree_digest(root: Path) -> dict[str, str]:
-    """Every file under root (and its mode) with a hash of its bytes."""
+    """Every file under root (and its mode) with a hash of its bytes.
+
+    `.audit/` is left out: it is where audit writes its cache and report by design."""
     digest = {}
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root).as_posix()
+        if relative == ".audit" or relative.startswith(".audit/"):
+            continue
         if path.is_file():
             content = hashlib.sha256(path.read_bytes()).hexdigest()
             digest[relative] = f"{oct(path.stat().st_mode)} {content}"

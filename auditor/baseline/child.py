@@ -7,37 +7,19 @@ then the guard (after our own files are open), then pytest.
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import sys
 from pathlib import Path
 
-
-def _limit_resources(memory_limit_mb: int) -> None:
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    limit = memory_limit_mb * 1024 * 1024
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard == resource.RLIM_INFINITY or hard > limit:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-
-
-def _derandomize_hypothesis() -> None:
-    """Seeded and without a database, loaded before test modules decorate their tests.
-
-    A conftest that loads its own profile wins; `--hypothesis-seed` still fixes the seed.
-    """
-    from hypothesis import settings
-
-    settings.register_profile("audit", database=None, derandomize=True)
-    settings.load_profile("audit")
+from auditor.sandbox import derandomize_hypothesis, limit_resources, quiet_bytecode
 
 
 def main(spec_path: str) -> int:
     from auditor.baseline.protocol import ChildSpec
 
     spec = ChildSpec.read(Path(spec_path))
-    _limit_resources(spec.memory_limit_mb)
-    sys.dont_write_bytecode = True
+    limit_resources(spec.memory_limit_mb)
+    quiet_bytecode()
     os.chdir(spec.root)
 
     import coverage
@@ -51,7 +33,7 @@ def main(spec_path: str) -> int:
     from auditor import guard
     from auditor.baseline.plugin import BaselinePlugin, raise_timeout
 
-    _derandomize_hypothesis()
+    derandomize_hypothesis()
     signal.signal(signal.SIGALRM, raise_timeout)
     events = open(spec.events_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
     plugin = BaselinePlugin(cov, events, spec.test_timeout)

@@ -1,0 +1,69 @@
+"""Results cache: one sqlite row per mutant, keyed by content, written as results come.
+
+The key covers the mutated function's code, the mutation, the covering tests' files,
+conftest files and the config, never paths or times, so `.audit/` can move between
+machines. Each row carries a checksum of its value: a corrupted row is a miss, never a
+wrong verdict."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+from auditor.engine.protocol import JobResult
+
+_SCHEMA = """
+create table if not exists results (
+    key text primary key,
+    value text not null,
+    checksum text not null
+)
+"""
+
+
+def _checksum(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+class ResultCache:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.connection = self._open(path)
+        except sqlite3.DatabaseError:
+            path.unlink(missing_ok=True)  # not a database: rebuild it
+            self.connection = self._open(path)
+
+    @staticmethod
+    def _open(path: Path) -> sqlite3.Connection:
+        connection = sqlite3.connect(path, timeout=30)
+        connection.execute(_SCHEMA)
+        connection.execute("pragma journal_mode=wal")
+        return connection
+
+    def get(self, key: str) -> JobResult | None:
+        try:
+            row = self.connection.execute(
+                "select value, checksum from results where key = ?", (key,)
+            ).fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        if row is None or _checksum(row[0]) != row[1]:
+            return None
+        try:
+            return JobResult.model_validate(json.loads(row[0]))
+        except ValueError:
+            return None
+
+    def put(self, key: str, result: JobResult) -> None:
+        value = result.model_dump_json()
+        self.connection.execute(
+            "insert or replace into results (key, value, checksum) values (?, ?, ?)",
+            (key, value, _checksum(value)),
+        )
+        self.connection.commit()
+
+    def close(self) -> None:
+        self.connection.close()

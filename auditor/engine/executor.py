@@ -1,0 +1,191 @@
+"""Run planned mutants on a pool of runner processes and stream results back.
+
+Each runner collects the tests once and forks a child per mutant. The executor keeps
+every runner busy with one job, reads results as they come, and restarts a runner that
+dies (its job is reported as RuntimeError, never lost)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from auditor.engine.protocol import Job, JobResult, RunnerSpec
+from auditor.errors import AuditError, IncompleteRunError
+
+_STARTUP_TIMEOUT = 120.0
+
+
+class RunnerStartError(AuditError):
+    def __init__(self, message: str) -> None:
+        super().__init__("mutate", message)
+
+
+@dataclass
+class _Runner:
+    number: int
+    process: subprocess.Popen[bytes]
+    log: Path
+    buffer: bytes = b""
+    job: Job | None = None
+    ready: bool = False
+    started: float = field(default_factory=time.monotonic)
+    deadline: float = 0.0
+
+
+@dataclass
+class RunnerPool:
+    """Starts `jobs` runners over a project; `run` feeds them jobs until all are done."""
+
+    root: Path
+    test_paths: list[str]
+    deselect: list[str]
+    source_files: list[str]
+    source_roots: list[str]
+    allow_write: list[str]
+    memory_limit_mb: int
+    workdir: Path
+    jobs: int
+    runners: list[_Runner] = field(default_factory=list)
+    started_runners: int = 0
+
+    def _environment(self, private_tmp: Path) -> dict[str, str]:
+        env = dict(os.environ)
+        paths = [*self.source_roots, env.get("PYTHONPATH", "")]
+        env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["TMPDIR"] = str(private_tmp)
+        env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(private_tmp / "hypothesis")
+        return env
+
+    def _start(self, number: int) -> _Runner:
+        self.started_runners += 1
+        home = self.workdir / f"runner-{number}-{self.started_runners}"
+        private_tmp = home / "tmp"
+        private_tmp.mkdir(parents=True)
+        spec = RunnerSpec(
+            root=str(self.root),
+            test_paths=self.test_paths,
+            deselect=self.deselect,
+            source_files=self.source_files,
+            allowed_roots=[str(home), *self.allow_write],
+            memory_limit_mb=self.memory_limit_mb,
+            log_file=str(home / "output.log"),
+            basetemp=str(private_tmp / "basetemp"),
+        )
+        spec_path = home / "spec.json"
+        spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "auditor.engine.runner", str(spec_path)],
+            cwd=self.root,
+            env=self._environment(private_tmp),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        return _Runner(number, process, home / "output.log")
+
+    def run(self, jobs: Iterable[Job], on_result: Callable[[JobResult], None]) -> None:
+        pending = deque(jobs)
+        if not pending:
+            return
+        wanted = min(self.jobs, len(pending))
+        selector = selectors.DefaultSelector()
+        self.runners = [self._start(n) for n in range(wanted)]
+        for runner in self.runners:
+            selector.register(runner.process.stdout, selectors.EVENT_READ, runner)
+        in_flight = 0
+        try:
+            while pending or in_flight:
+                for runner in self.runners:
+                    if runner.ready and runner.job is None and pending:
+                        self._send(runner, pending.popleft())
+                        in_flight += 1
+                self._enforce_deadlines()
+                events = selector.select(timeout=1.0)
+                for key, _ in events:
+                    runner = key.data
+                    chunk = os.read(runner.process.stdout.fileno(), 65536)
+                    if not chunk:
+                        selector.unregister(runner.process.stdout)
+                        lost = self._replace(runner, selector)
+                        if lost is not None:
+                            in_flight -= 1
+                            on_result(lost)
+                        continue
+                    runner.buffer += chunk
+                    while b"\n" in runner.buffer:
+                        line, runner.buffer = runner.buffer.split(b"\n", 1)
+                        message = json.loads(line)
+                        if "ready" in message:
+                            runner.ready = True
+                        else:
+                            runner.job = None
+                            in_flight -= 1
+                            on_result(JobResult.model_validate(message))
+        except KeyboardInterrupt:
+            raise IncompleteRunError("mutate", "interrupted; finished results are cached") from None
+        finally:
+            self.close()
+
+    def _enforce_deadlines(self) -> None:
+        """A runner stuck in start-up or past a job's timeout is killed (and replaced)."""
+        now = time.monotonic()
+        for runner in self.runners:
+            stuck_starting = not runner.ready and now - runner.started > _STARTUP_TIMEOUT
+            stuck_in_job = runner.job is not None and now > runner.deadline
+            if stuck_starting or stuck_in_job:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(runner.process.pid, signal.SIGKILL)
+
+    def _send(self, runner: _Runner, job: Job) -> None:
+        runner.deadline = time.monotonic() + job.timeout + 30.0
+        runner.job = job
+        runner.process.stdin.write((job.model_dump_json() + "\n").encode())
+        runner.process.stdin.flush()
+
+    def _replace(self, runner: _Runner, selector: selectors.BaseSelector) -> JobResult | None:
+        """A runner died: report its job, start another in its place."""
+        runner.process.wait()
+        log_tail = _tail(runner.log)
+        if not runner.ready:
+            raise RunnerStartError(f"a test runner failed to start: {log_tail}")
+        lost = None
+        if runner.job is not None:
+            lost = JobResult(
+                id=runner.job.id,
+                status="RuntimeError",
+                detail=f"the runner process died ({log_tail})",
+            )
+        index = self.runners.index(runner)
+        replacement = self._start(runner.number)
+        self.runners[index] = replacement
+        selector.register(replacement.process.stdout, selectors.EVENT_READ, replacement)
+        return lost
+
+    def close(self) -> None:
+        for runner in self.runners:
+            with contextlib.suppress(BrokenPipeError, OSError):
+                runner.process.stdin.close()
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(runner.process.pid, signal.SIGKILL)
+            runner.process.wait()
+        self.runners = []
+
+
+def _tail(log: Path) -> str:
+    try:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return "no output"
+    return lines[-1][:200] if lines else "no output"

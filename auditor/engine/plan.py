@@ -1,0 +1,225 @@
+"""Turn source files and the baseline into a list of runnable mutants.
+
+For each mutation site: which passing tests cover its lines (fastest first), whether a
+function-level code swap can apply it or the module must be re-executed (import-time
+code, module constants, class bodies, default arguments), the code to run, the timeout,
+and the status it already has without running (NoCoverage, CompileError, or Ignored as
+equivalent or duplicate by trivial compiler equivalence).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import marshal
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from auditor import __version__
+from auditor.engine.compiler import compile_module, find_function, fingerprint
+from auditor.report import BaselineSection, MutantStatus
+from mutators.base import Operator
+from mutators.sites import Site, find_mutations
+
+
+@dataclass
+class PlannedMutant:
+    id: str
+    site: Site
+    file: str
+    abs_path: str
+    diff: str
+    path: str = "swap"
+    status: MutantStatus | None = None
+    status_reason: str = ""
+    tests: list[str] = field(default_factory=list)
+    timeout: float = 0.0
+    function_code: bytes = b""
+    """marshal-ed code object of the mutated function (swap path)."""
+    target: tuple[int, str] = (0, "")
+    """(co_firstlineno, co_name) of the original function, to find it alive."""
+    module_source: str = ""
+    cache_key: str = ""
+
+    @property
+    def runnable(self) -> bool:
+        return self.status is None
+
+
+@dataclass(frozen=True)
+class TimeoutPolicy:
+    factor: float
+    constant: float
+
+
+def _diff(source_lines: list[str], site: Site, mutated: str) -> str:
+    mutated_lines = mutated.splitlines(keepends=True)
+    delta = len(mutated_lines) - len(source_lines)
+    before = source_lines[site.line - 1 : site.end_line]
+    after = mutated_lines[site.line - 1 : site.end_line + delta]
+    lines = difflib.unified_diff(before, after, lineterm="", n=0)
+    body = [line.rstrip("\n") for line in list(lines)[2:] if not line.startswith("@@")]
+    return "\n".join(body)
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class Planner:
+    def __init__(
+        self,
+        root: Path,
+        baseline: BaselineSection,
+        operators: Sequence[Operator],
+        policy: TimeoutPolicy,
+        shared_sources: str,
+    ) -> None:
+        self.root = root
+        self.operators = operators
+        self.policy = policy
+        self.shared_sources = shared_sources
+        """Digest of conftest files and config: part of every cache key."""
+        passing = [test for test in baseline.tests if test.outcome == "passed"]
+        self.durations = {test.nodeid: test.duration for test in passing}
+        self.tests_by_line: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
+        for test in passing:
+            for file, lines in test.lines.items():
+                for line in lines:
+                    self.tests_by_line[file][line].add(test.nodeid)
+        self.import_lines = {f: set(lines) for f, lines in baseline.import_time_lines.items()}
+        self.test_file_digests: dict[str, str] = {}
+
+    def _test_digest(self, nodeid: str) -> str:
+        file = nodeid.split("::", 1)[0]
+        if file not in self.test_file_digests:
+            try:
+                content = (self.root / file).read_bytes()
+            except OSError:
+                content = b""
+            self.test_file_digests[file] = hashlib.sha256(content).hexdigest()
+        return self.test_file_digests[file]
+
+    def _ordered(self, tests: Iterable[str]) -> list[str]:
+        return sorted(tests, key=lambda nodeid: (self.durations.get(nodeid, 0.0), nodeid))
+
+    def plan_file(self, path: Path) -> list[PlannedMutant]:
+        relative = path.relative_to(self.root).as_posix()
+        source = path.read_text(encoding="utf-8")
+        try:
+            sites = find_mutations(source, self.operators)
+        except cst.ParserSyntaxError:
+            return []
+        filename = str(path)
+        original_module = compile_module(source, filename)
+        source_lines = source.splitlines(keepends=True)
+        by_line = self.tests_by_line.get(relative, {})
+        file_tests = set().union(*by_line.values()) if by_line else set()
+        import_lines = self.import_lines.get(relative, set())
+        seen: dict[tuple, str] = {}
+        originals = _OriginalCode(original_module, sites)
+        planned = []
+        for site in sites:
+            mutant_id = f"{relative}::{site.local_id()}"
+            mutated = site.apply(source)
+            mutant = PlannedMutant(
+                id=mutant_id,
+                site=site,
+                file=relative,
+                abs_path=filename,
+                diff=_diff(source_lines, site, mutated),
+            )
+            planned.append(mutant)
+            lines = range(site.line, site.end_line + 1)
+            at_import = bool(import_lines.intersection(lines)) or not site.function
+            tests = file_tests if at_import else set().union(*(by_line.get(n, ()) for n in lines))
+            if not tests:
+                mutant.status, mutant.path = "NoCoverage", "none"
+                mutant.status_reason = "no passing test runs this line"
+                continue
+            try:
+                mutated_module = compile_module(mutated, filename)
+            except (SyntaxError, ValueError) as exc:
+                mutant.status, mutant.path = "CompileError", "none"
+                mutant.status_reason = f"{type(exc).__name__}: {exc}"
+                continue
+            mutant.tests = self._ordered(tests)
+            budget = sum(self.durations.get(t, 0.0) for t in mutant.tests)
+            mutant.timeout = budget * self.policy.factor + self.policy.constant
+            key_of_code = self._swap_or_module(
+                mutant, site, at_import, originals, mutated_module, seen
+            )
+            mutant.module_source = mutated if mutant.path == "module" else ""
+            if key_of_code in seen:
+                original_id = seen[key_of_code]
+                mutant.status, mutant.path = "Ignored", "none"
+                mutant.status_reason = (
+                    f"duplicate of {original_id}"
+                    if original_id
+                    else "equivalent: compiles to the same code as the original"
+                )
+                continue
+            seen[key_of_code] = mutant_id
+            mutant.cache_key = _digest(
+                __version__,
+                mutant_id,
+                site.replacement,
+                key_of_code if mutant.path == "swap" else source,
+                sorted((t, self._test_digest(t)) for t in mutant.tests),
+                self.shared_sources,
+            )
+        return planned
+
+    def _swap_or_module(
+        self,
+        mutant: PlannedMutant,
+        site: Site,
+        at_import: bool,
+        originals: dict[str, tuple],
+        mutated_module,
+        seen: dict[tuple, str],
+    ) -> tuple:
+        """Choose the path, fill in what it needs, return the mutant's TCE key.
+
+        The original's own key is registered in `seen` with an empty id, so a mutant
+        that compiles to the original's code reads as equivalent."""
+        if not at_import:
+            original, original_key = originals[site.function]
+            new = find_function(mutated_module, site.function, site.function_line)
+            if original is not None and new is not None:
+                mutant.path = "swap"
+                mutant.function_code = marshal.dumps(new)
+                mutant.target = (original.co_firstlineno, original.co_name)
+                seen.setdefault(("swap", site.function, original_key), "")
+                return ("swap", site.function, fingerprint(new))
+        mutant.path = "module"
+        seen.setdefault(("module", originals["<module>"][1]), "")
+        return ("module", fingerprint(mutated_module))
+
+
+class _OriginalCode(dict):
+    """Original code objects and their fingerprints, by function qualname, on demand."""
+
+    def __init__(self, module_code, sites: Sequence[Site]) -> None:
+        super().__init__()
+        self.module_code = module_code
+        self.def_lines = {site.function: site.function_line for site in sites}
+        self["<module>"] = (module_code, fingerprint(module_code))
+
+    def __missing__(self, qualname: str) -> tuple:
+        code = find_function(self.module_code, qualname, self.def_lines.get(qualname, 0))
+        value = (code, fingerprint(code) if code is not None else None)
+        self[qualname] = value
+        return value
+
+
+def plan(planner: Planner, files: Iterable[Path]) -> list[PlannedMutant]:
+    mutants: list[PlannedMutant] = []
+    for path in sorted(files):
+        mutants.extend(planner.plan_file(path))
+    return mutants

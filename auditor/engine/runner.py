@@ -1,0 +1,236 @@
+"""A long-lived runner: `python -m auditor.engine.runner SPEC.json`.
+
+It imports pytest and the project, collects the tests once, then reads jobs (one
+mutant each) on stdin. Each job runs in a forked child that applies the mutant and runs
+only the covering tests, fastest first, stopping at the first failure. The result goes
+back as one JSON line on the runner's original stdout; test output goes to a log file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import marshal
+import math
+import os
+import select
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+_PYTEST_ARGS = ["-p", "no:cacheprovider", "-s", "--tb=no", "-q", "--hypothesis-seed=0"]
+
+
+class RunnerPlugin:
+    """Takes over pytest's run loop to serve mutants instead of running the suite."""
+
+    def __init__(self, spec: Any, results: IO[str]) -> None:
+        self.spec = spec
+        self.results = results
+        self.failed_in_child = False
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        # Subtests report their failures here, not in runtestprotocol's return value.
+        if report.failed:
+            self.failed_in_child = True
+
+    def pytest_runtestloop(self, session: Any) -> bool:
+        from auditor.engine.protocol import Job, Ready
+        from auditor.engine.swap import live_functions
+
+        self.items = {item.nodeid: item for item in session.items}
+        self.index = live_functions(set(self.spec.source_files))
+        self.send(Ready(collected=len(self.items)).model_dump())
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            job = Job.model_validate_json(line)
+            self.send(self.run_job(job))
+        return True
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.results.write(json.dumps(message) + "\n")
+        self.results.flush()
+
+    # one mutant ---------------------------------------------------------------
+
+    def run_job(self, job: Any) -> dict[str, Any]:
+        items = [self.items[nodeid] for nodeid in job.tests if nodeid in self.items]
+        if not items:
+            return {"id": job.id, "status": "RuntimeError", "detail": "no covering test collected"}
+        read_end, write_end = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_end)
+            self._child(job, items, write_end)
+            os._exit(0)  # not reached: _child always leaves with os._exit
+        os.close(write_end)
+        output, timed_out = _read_until(read_end, job.timeout)
+        os.close(read_end)
+        if timed_out:
+            _kill_group(pid)
+        _, wait_status = os.waitpid(pid, 0)
+        duration = time.monotonic() - started
+        return _verdict(job.id, output, timed_out, wait_status, duration, job.timeout)
+
+    def _child(self, job: Any, items: list[Any], channel: int) -> None:
+        from _pytest.runner import runtestprotocol
+
+        from auditor.engine.swap import SwapError, module_for, reexecute_module, swap_function
+        from auditor.sandbox import limit_resources
+
+        def tell(message: dict[str, Any]) -> None:
+            os.write(channel, (json.dumps(message) + "\n").encode())
+
+        try:
+            os.setpgid(0, 0)
+            limit_resources(self.spec.memory_limit_mb, cpu_seconds=math.ceil(job.timeout) + 2)
+            if job.path == "swap":
+                functions = self.index.get((job.file, job.target_line, job.target_name))
+                if not functions:
+                    module_for(job.file, job.module_name)
+                    from auditor.engine.swap import live_functions
+
+                    functions = live_functions({job.file}).get(
+                        (job.file, job.target_line, job.target_name), []
+                    )
+                swap_function(functions, marshal.loads(job.code_bytes()))
+            else:
+                module = module_for(job.file, job.module_name)
+                try:
+                    reexecute_module(module, job.module_source, job.file)
+                except Exception as exc:  # the mutant breaks the module's import
+                    tell({"start": items[0].nodeid})
+                    tell({"killed_by": items[0].nodeid, "detail": f"import fails: {exc!r}"[:300]})
+                    os._exit(0)
+        except SwapError as exc:
+            tell({"error": str(exc)})
+            os._exit(0)
+        except BaseException as exc:
+            tell({"error": f"{type(exc).__name__}: {exc}"[:300]})
+            os._exit(0)
+        try:
+            for position, item in enumerate(items):
+                tell({"start": item.nodeid})
+                following = items[position + 1] if position + 1 < len(items) else None
+                self.failed_in_child = False
+                reports = runtestprotocol(item, log=False, nextitem=following)
+                if self.failed_in_child or any(report.failed for report in reports):
+                    tell({"killed_by": item.nodeid})
+                    os._exit(0)
+            tell({"survived": len(items)})
+        except BaseException as exc:
+            tell({"error": f"{type(exc).__name__}: {exc}"[:300]})
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+
+
+def _read_until(fd: int, timeout: float) -> tuple[bytes, bool]:
+    deadline = time.monotonic() + timeout
+    chunks = []
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return b"".join(chunks), True
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if not ready:
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return b"".join(chunks), False
+        chunks.append(chunk)
+
+
+def _kill_group(pid: int) -> None:
+    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            target()
+
+
+def _describe(wait_status: int) -> str:
+    if os.WIFSIGNALED(wait_status):
+        number = os.WTERMSIG(wait_status)
+        try:
+            return f"killed by {signal.Signals(number).name}"
+        except ValueError:
+            return f"killed by signal {number}"
+    return f"exited with code {os.WEXITSTATUS(wait_status)}"
+
+
+def _verdict(
+    job_id: str, output: bytes, timed_out: bool, wait_status: int, duration: float, timeout: float
+) -> dict[str, Any]:
+    messages = [json.loads(line) for line in output.decode(errors="replace").splitlines() if line]
+    started = [m["start"] for m in messages if "start" in m]
+    result: dict[str, Any] = {"id": job_id, "ran": len(started), "duration": round(duration, 4)}
+    final = next((m for m in reversed(messages) if "start" not in m), None)
+    if timed_out:
+        result.update(status="Timeout", detail=f"no verdict within {timeout:.1f}s")
+        if started:
+            result["detail"] += f" (running {started[-1]})"
+    elif final is None and started:
+        # The process died inside a test: the mutant crashed it, which the test detects.
+        result.update(
+            status="Killed",
+            killed_by=[started[-1]],
+            detail=f"test process {_describe(wait_status)}",
+        )
+    elif final is None:
+        result.update(
+            status="RuntimeError", detail=f"child {_describe(wait_status)} before any test"
+        )
+    elif "killed_by" in final:
+        result.update(
+            status="Killed", killed_by=[final["killed_by"]], detail=final.get("detail", "")
+        )
+    elif "survived" in final:
+        result.update(status="Survived")
+    else:
+        result.update(status="RuntimeError", detail=final.get("error", "unknown"))
+    if os.WIFSIGNALED(wait_status) and os.WTERMSIG(wait_status) == signal.SIGXCPU:
+        result.update(status="Timeout", detail="CPU time limit reached")
+    return result
+
+
+def main(spec_path: str) -> int:
+    from auditor.engine.protocol import RunnerSpec
+    from auditor.sandbox import derandomize_hypothesis, limit_resources, quiet_bytecode
+
+    spec = RunnerSpec.model_validate_json(Path(spec_path).read_text(encoding="utf-8"))
+    limit_resources(spec.memory_limit_mb)
+    quiet_bytecode()
+    os.chdir(spec.root)
+    results = os.fdopen(os.dup(1), "w", buffering=1)
+    log = os.open(spec.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+    sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+
+    import pytest
+
+    from auditor import guard
+
+    derandomize_hypothesis()
+    plugin = RunnerPlugin(spec, results)
+    guard.install(spec.allowed_roots, lambda blocked: None)
+    args = [*spec.test_paths, "--rootdir", spec.root, "--basetemp", spec.basetemp, *_PYTEST_ARGS]
+    for nodeid in spec.deselect:
+        args += ["--deselect", nodeid]
+    status = pytest.main(args, plugins=[plugin])
+    results.close()
+    return int(status)
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,123 @@
+"""Scores from mutant statuses, with Stryker's definitions (see SMELLS.md).
+
+detected = killed + timeout; undetected = survived + no coverage;
+valid = detected + undetected; covered = detected + survived.
+score = detected / valid; covered score (PIT's test strength) = detected / covered.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from auditor.report import (
+    FileMutation,
+    FunctionMutation,
+    Mutant,
+    MutationScores,
+    StatusCounts,
+    TestMutation,
+)
+
+_FIELD = {
+    "Killed": "killed",
+    "Survived": "survived",
+    "NoCoverage": "no_coverage",
+    "Timeout": "timeout",
+    "RuntimeError": "runtime_error",
+    "CompileError": "compile_error",
+    "Ignored": "ignored",
+}
+
+
+def scores(mutants: Iterable[Mutant]) -> MutationScores:
+    counts = StatusCounts()
+    for mutant in mutants:
+        name = _FIELD[mutant.status]
+        setattr(counts, name, getattr(counts, name) + 1)
+    detected = counts.killed + counts.timeout
+    valid = detected + counts.survived + counts.no_coverage
+    covered = detected + counts.survived
+    return MutationScores(
+        counts=counts,
+        score=round(100.0 * detected / valid, 2) if valid else None,
+        covered_score=round(100.0 * detected / covered, 2) if covered else None,
+    )
+
+
+def is_detected(mutant: Mutant) -> bool:
+    return mutant.status in ("Killed", "Timeout")
+
+
+def file_scores(mutants: list[Mutant]) -> list[FileMutation]:
+    by_file: dict[str, list[Mutant]] = defaultdict(list)
+    for mutant in mutants:
+        by_file[mutant.file].append(mutant)
+    results = []
+    for path, group in sorted(by_file.items()):
+        covered_lines: set[int] = set()
+        detected_lines: set[int] = set()
+        for mutant in group:
+            if mutant.status in ("Killed", "Timeout", "Survived"):
+                covered_lines.add(mutant.line)
+                if is_detected(mutant):
+                    detected_lines.add(mutant.line)
+        gap = sorted(covered_lines - detected_lines)
+        results.append(
+            FileMutation(
+                path=path,
+                scores=scores(group),
+                oracle_gap=round(100.0 * len(gap) / len(covered_lines), 2)
+                if covered_lines
+                else None,
+                gap_lines=gap,
+            )
+        )
+    return results
+
+
+def function_scores(mutants: list[Mutant]) -> list[FunctionMutation]:
+    by_function: dict[tuple[str, str], list[Mutant]] = defaultdict(list)
+    for mutant in mutants:
+        if mutant.function:
+            by_function[mutant.file, mutant.function].append(mutant)
+    return [
+        FunctionMutation(
+            file=file,
+            function=function,
+            scores=scores(group),
+            pseudo_tested=is_pseudo_tested(group),
+        )
+        for (file, function), group in sorted(by_function.items())
+    ]
+
+
+def is_pseudo_tested(group: list[Mutant]) -> bool:
+    """Covered, and every extreme mutant that ran survived."""
+    extreme = [m for m in group if m.family == "extreme" and m.status not in ("Ignored",)]
+    ran = [m for m in extreme if m.status in ("Killed", "Timeout", "Survived")]
+    return bool(ran) and len(ran) == len(extreme) and all(m.status == "Survived" for m in ran)
+
+
+def states_of_tests(mutants: list[Mutant], passing: list[str]) -> list[TestMutation]:
+    killed: dict[str, int] = defaultdict(int)
+    covered: dict[str, int] = defaultdict(int)
+    for mutant in mutants:
+        if mutant.status in ("Ignored", "CompileError", "NoCoverage"):
+            continue
+        for nodeid in mutant.covered_by:
+            covered[nodeid] += 1
+        for nodeid in mutant.killed_by:
+            killed[nodeid] += 1
+    states = []
+    for nodeid in sorted(passing):
+        if killed[nodeid]:
+            state = "killing"
+        elif covered[nodeid]:
+            state = "covering"
+        else:
+            state = "not_covering"
+        states.append(
+            TestMutation(nodeid=nodeid, state=state, killed=killed[nodeid], covered=covered[nodeid])
+        )
+    return states

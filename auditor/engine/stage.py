@@ -1,0 +1,177 @@
+"""The mutate + execute stages: plan mutants, run them (extreme family first), score."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from auditor.baseline.coverage_data import relative
+from auditor.config import AuditConfig
+from auditor.discovery import Project
+from auditor.engine import scoring
+from auditor.engine.cache import ResultCache
+from auditor.engine.executor import RunnerPool
+from auditor.engine.plan import PlannedMutant, Planner, TimeoutPolicy, plan
+from auditor.engine.protocol import Job, JobResult
+from auditor.engine.verify import verify_sample
+from auditor.errors import ConfigError
+from auditor.report import BaselineSection, Mutant, MutationSection
+from mutators.registry import UnknownFamily, operators
+
+Progress = Callable[[int, int | None], None]
+
+
+def _module_name(path: Path, source_roots: tuple[Path, ...]) -> str:
+    for root in source_roots:
+        if root in path.parents:
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            return ".".join(parts)
+    return path.stem
+
+
+def _shared_digest(project: Project, config: AuditConfig) -> str:
+    digest = hashlib.sha256()
+    for conftest in project.conftest_files:
+        digest.update(conftest.read_bytes())
+    digest.update(repr((config.mutant_timeout_factor, config.mutant_timeout_constant)).encode())
+    return digest.hexdigest()
+
+
+def _job(mutant: PlannedMutant, module_name: str) -> Job:
+    return Job(
+        id=mutant.id,
+        path=mutant.path,
+        file=os.path.realpath(mutant.abs_path),
+        module_name=module_name,
+        tests=mutant.tests,
+        timeout=mutant.timeout,
+        target_line=mutant.target[0],
+        target_name=mutant.target[1],
+        code_b64=Job.encode_code(mutant.function_code) if mutant.function_code else "",
+        module_source=mutant.module_source,
+    )
+
+
+def _to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) -> Mutant:
+    site = mutant.site
+    status = mutant.status or (result.status if result else "RuntimeError")
+    return Mutant(
+        id=mutant.id,
+        file=mutant.file,
+        function=site.function,
+        operator=site.operator,
+        family=site.family,
+        line=site.line,
+        col=site.col,
+        end_line=site.end_line,
+        original=site.original,
+        replacement=site.replacement,
+        description=site.description,
+        diff=mutant.diff,
+        status=status,
+        status_reason=mutant.status_reason or (result.detail if result else ""),
+        path=mutant.path if mutant.runnable else "none",
+        covered_by=mutant.tests if mutant.runnable else [],
+        killed_by=result.killed_by if result else [],
+        duration=result.duration if result else 0.0,
+        cached=cached,
+    )
+
+
+def run_mutation(
+    project: Project,
+    config: AuditConfig,
+    baseline: BaselineSection,
+    progress: Progress,
+) -> MutationSection:
+    started = time.perf_counter()
+    try:
+        chosen = operators(config.mutators, config.disable_mutators)
+    except UnknownFamily as exc:
+        raise ConfigError(str(exc)) from None
+    planner = Planner(
+        project.root,
+        baseline,
+        chosen,
+        TimeoutPolicy(config.mutant_timeout_factor, config.mutant_timeout_constant),
+        _shared_digest(project, config),
+    )
+    planned = plan(planner, project.source_files)
+    module_names = {
+        str(path): _module_name(path, project.source_roots) for path in project.source_files
+    }
+    cache = ResultCache(project.root / ".audit" / "cache.sqlite")
+    results: dict[str, JobResult] = {}
+    cached: set[str] = set()
+    runnable = [m for m in planned if m.runnable]
+    for mutant in runnable:
+        hit = cache.get(mutant.cache_key)
+        if hit is not None:
+            results[mutant.id] = hit
+            cached.add(mutant.id)
+    to_run = [m for m in runnable if m.id not in results]
+    total = len(runnable)
+    progress(len(results), total)
+    by_id = {m.id: m for m in to_run}
+
+    def on_result(result: JobResult) -> None:
+        results[result.id] = result
+        cache.put(by_id[result.id].cache_key, result)
+        progress(len(results), total)
+
+    jobs = config.jobs or os.cpu_count() or 1
+    excluded = [t.nodeid for t in baseline.tests if t.outcome in ("crashed", "timeout")]
+    with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
+        pool = RunnerPool(
+            root=project.root,
+            test_paths=[relative(str(path), project.root) for path in project.test_paths],
+            deselect=excluded,
+            source_files=sorted(os.path.realpath(p) for p in project.source_files),
+            source_roots=[str(path) for path in project.source_roots],
+            allow_write=config.allow_write,
+            memory_limit_mb=config.memory_limit_mb,
+            workdir=Path(scratch),
+            jobs=jobs,
+        )
+        # The extreme family first: pseudo-tested functions show up before the full run.
+        extreme = [m for m in to_run if m.site.family == "extreme"]
+        rest = [m for m in to_run if m.site.family != "extreme"]
+        try:
+            for batch in (extreme, rest):
+                pool.run((_job(m, module_names[m.abs_path]) for m in batch), on_result)
+        finally:
+            cache.close()
+    mutants = sorted(
+        (_to_report(m, results.get(m.id), m.id in cached) for m in planned),
+        key=lambda mutant: mutant.id,
+    )
+    passing = [t.nodeid for t in baseline.tests if t.outcome == "passed"]
+    functions = scoring.function_scores(mutants)
+    duration = time.perf_counter() - started
+    paths = {"swap": 0, "module": 0, "none": 0}
+    for mutant in mutants:
+        paths[mutant.path] += 1
+    executed = len(to_run)
+    verification = None
+    if config.verify_sample:
+        verification = verify_sample(project, config, baseline, mutants, config.verify_sample)
+    return MutationSection(
+        scores=scoring.scores(mutants),
+        mutants=mutants,
+        files=scoring.file_scores(mutants),
+        functions=functions,
+        tests=scoring.states_of_tests(mutants, passing),
+        pseudo_tested=[f"{f.file}::{f.function}" for f in functions if f.pseudo_tested],
+        paths=paths,
+        cache_hits=len(cached),
+        jobs=jobs,
+        duration=round(duration, 3),
+        mutants_per_second=round(executed / duration, 2) if duration and executed else 0.0,
+        verification=verification,
+    )

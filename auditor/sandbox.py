@@ -1,0 +1,34 @@
+"""Process set-up shared by every child that runs untrusted code."""
+
+from __future__ import annotations
+
+import resource
+import sys
+
+
+def limit_resources(memory_limit_mb: int, cpu_seconds: int | None = None) -> None:
+    """No core dumps in the user's tree, bounded memory, optionally bounded CPU time."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    limit = memory_limit_mb * 1024 * 1024
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard == resource.RLIM_INFINITY or hard > limit:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    if cpu_seconds is not None:
+        _, cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
+        if cpu_hard == resource.RLIM_INFINITY or cpu_hard > cpu_seconds:
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_hard))
+
+
+def derandomize_hypothesis() -> None:
+    """Seeded and without a database, loaded before test modules decorate their tests.
+
+    A conftest that loads its own profile wins; `--hypothesis-seed` still fixes the seed.
+    """
+    from hypothesis import settings
+
+    settings.register_profile("audit", database=None, derandomize=True)
+    settings.load_profile("audit")
+
+
+def quiet_bytecode() -> None:
+    sys.dont_write_bytecode = True

@@ -1,0 +1,261 @@
+"""Find every mutation in a source file: where, which operator, what replaces what.
+
+The walk tracks the enclosing top-level function or method (mutants inside a nested
+function belong to it: the swap replaces the outer code object, which re-creates the
+inner one), and skips what must never be mutated: docstrings, annotations,
+`if TYPE_CHECKING:` blocks, decorators, logging calls, `__repr__`, dunder assignments
+such as `__all__`, `if __name__ == "__main__":`, and lines marked `# pragma: no mutate`
+or `# audit: no mutate`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from mutators.base import Operator, code
+
+_NO_MUTATE = re.compile(r"#\s*(pragma:\s*no\s+mutate|audit:\s*no\s+mutate)")
+_LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
+_SKIPPED_FUNCTIONS = {"__repr__"}
+
+
+@dataclass(frozen=True)
+class Site:
+    """One mutation of one source file, before anything is compiled or run."""
+
+    operator: str
+    family: str
+    function: str
+    """Qualified name of the enclosing top-level function or method; '' at module level."""
+    function_line: int
+    """Line of the function's `def` (0 at module level): ids are relative to it."""
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    start: int
+    end: int
+    """Character offsets of the replaced text in the source."""
+    original: str
+    replacement: str
+    description: str
+    ordinal: int
+
+    @property
+    def relative_line(self) -> int:
+        return self.line - self.function_line if self.function else self.line
+
+    def local_id(self) -> str:
+        scope = self.function or "<module>"
+        return f"{scope}::{self.operator}@{self.relative_line}:{self.col}#{self.ordinal}"
+
+    def apply(self, source: str) -> str:
+        return source[: self.start] + self.replacement + source[self.end :]
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _first_statement(node: cst.CSTNode) -> cst.CSTNode | None:
+    body = getattr(node, "body", None)
+    if isinstance(body, cst.IndentedBlock):
+        body = body.body
+    if isinstance(body, Sequence) and body:
+        return body[0]
+    return None
+
+
+def _name_of(node: cst.CSTNode) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_name_of(node.value)}.{node.attr.value}"
+    return ""
+
+
+def _is_logging_call(node: cst.Call) -> bool:
+    func = node.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _LOG_METHODS:
+        return False
+    receiver = _name_of(func.value).lower()
+    return "log" in receiver
+
+
+def _is_type_checking_block(node: cst.If) -> bool:
+    return _name_of(node.test).split(".")[-1] == "TYPE_CHECKING"
+
+
+def _is_main_guard(node: cst.If) -> bool:
+    test = node.test
+    return (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and test.left.value == "__name__"
+    )
+
+
+def _assigns_dunder(node: cst.CSTNode) -> bool:
+    targets: list[cst.CSTNode] = []
+    if isinstance(node, cst.Assign):
+        targets = [target.target for target in node.targets]
+    elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+        targets = [node.target]
+    return any(
+        isinstance(t, cst.Name) and t.value.startswith("__") and t.value.endswith("__")
+        for t in targets
+    )
+
+
+class _SiteCollector(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, source: str, operators: Sequence[Operator]) -> None:
+        super().__init__()
+        self.source = source
+        self.operators = operators
+        lines = source.splitlines(keepends=True)
+        self.line_offsets = [0]
+        for text in lines:
+            self.line_offsets.append(self.line_offsets[-1] + len(text))
+        self.no_mutate_lines = {
+            number for number, text in enumerate(lines, start=1) if _NO_MUTATE.search(text)
+        }
+        self.scopes: list[tuple[str, cst.CSTNode]] = []
+        self.skip_depth = 0
+        self.skipped_nodes: set[int] = set()
+        self.sites: list[Site] = []
+        self.ordinals: dict[str, int] = {}
+
+    def _offset(self, line: int, column: int) -> int:
+        return self.line_offsets[line - 1] + column
+
+    def _position(self, node: cst.CSTNode):
+        return self.get_metadata(PositionProvider, node, None)
+
+    # scope and skipping --------------------------------------------------------
+
+    def _function_scope(self) -> tuple[str, int]:
+        """The qualname and `def` line of the outermost function (or method)."""
+        names: list[str] = []
+        for kind_node in self.scopes:
+            name, node = kind_node
+            names.append(name)
+            if isinstance(node, cst.FunctionDef):
+                position = self._position(node.name)
+                line = position.start.line if position else 0
+                return ".".join(names), line
+        return "", 0
+
+    def _should_skip(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Annotation, cst.Decorator)):
+            return True
+        if isinstance(node, cst.If) and (_is_type_checking_block(node) or _is_main_guard(node)):
+            return True
+        if isinstance(node, cst.Call) and _is_logging_call(node):
+            return True
+        if isinstance(node, cst.FunctionDef) and node.name.value in _SKIPPED_FUNCTIONS:
+            return True
+        if isinstance(node, cst.SimpleStatementLine) and (
+            _is_docstring(node) and self._is_first_in_scope(node)
+        ):
+            return True
+        if isinstance(node, cst.SimpleStatementLine) and any(
+            _assigns_dunder(small) for small in node.body
+        ):
+            return True
+        if isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal)):
+            return True
+        position = self._position(node)
+        return bool(position and position.start.line in self.no_mutate_lines)
+
+    def _is_first_in_scope(self, node: cst.CSTNode) -> bool:
+        owner = self.scopes[-1][1] if self.scopes else self.module
+        return _first_statement(owner) is node
+
+    def visit_Module(self, node: cst.Module) -> bool:
+        self.module = node
+        return True
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._should_skip(node):
+            return False
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            self._collect(node)
+            self.scopes.append((node.name.value, node))
+            return True
+        self._collect(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if self.scopes and self.scopes[-1][1] is original_node:
+            self.scopes.pop()
+        super().on_leave(original_node)
+
+    # collecting ----------------------------------------------------------------
+
+    def _collect(self, node: cst.CSTNode) -> None:
+        for operator in self.operators:
+            if not isinstance(node, operator.node_type):
+                continue
+            if isinstance(node, cst.FunctionDef):
+                self.scopes.append((node.name.value, node))
+                try:
+                    self._add(operator, node)
+                finally:
+                    self.scopes.pop()
+            else:
+                self._add(operator, node)
+
+    def _add(self, operator: Operator, node: cst.CSTNode) -> None:
+        function, function_line = self._function_scope()
+        for target, replacement, description in operator.rewrite(node):
+            position = self._position(target)
+            if position is None:
+                continue
+            start = self._offset(position.start.line, position.start.column)
+            end = self._offset(position.end.line, position.end.column)
+            original = self.source[start:end]
+            text = replacement if isinstance(replacement, str) else code(replacement)
+            if text == original:
+                continue
+            key_line = position.start.line - function_line if function else position.start.line
+            key = f"{function}::{operator.name}@{key_line}:{position.start.column}"
+            ordinal = self.ordinals.get(key, 0)
+            self.ordinals[key] = ordinal + 1
+            self.sites.append(
+                Site(
+                    operator=operator.name,
+                    family=operator.family,
+                    function=function,
+                    function_line=function_line,
+                    line=position.start.line,
+                    col=position.start.column,
+                    end_line=position.end.line,
+                    end_col=position.end.column,
+                    start=start,
+                    end=end,
+                    original=original,
+                    replacement=text,
+                    description=description,
+                    ordinal=ordinal,
+                )
+            )
+
+
+def find_mutations(source: str, operators: Sequence[Operator]) -> list[Site]:
+    """Every mutation the operators make in `source`; raises libcst.ParserSyntaxError."""
+    module = cst.parse_module(source)
+    collector = _SiteCollector(source, operators)
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(collector)
+    return collector.sites
