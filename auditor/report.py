@@ -162,6 +162,9 @@ class Mutant(_Model):
     re-executed the mutated module there; `none` did not run (no coverage, ignored)."""
     covered_by: list[str] = Field(default_factory=list)
     killed_by: list[str] = Field(default_factory=list)
+    kill_kind: Literal["assertion", "error", "crash", ""] = ""
+    """How the killing test failed: a check (assert, raises, fail) failed, another
+    exception escaped, or the test process died."""
     duration: float = 0.0
     cached: bool = False
 
@@ -201,10 +204,15 @@ class FunctionMutation(_Model):
 
 
 class TestMutation(_Model):
+    """A test's state: `killing` when one of its checks failed on a mutant; `covering`
+    when it ran mutated code and no check of its noticed (failures by other exceptions
+    are counted in `crash_kills`: they need no assertion); `not_covering` otherwise."""
+
     __test__ = False
     nodeid: str
     state: Literal["killing", "covering", "not_covering"]
     killed: int
+    crash_kills: int
     covered: int
 
 

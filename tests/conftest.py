@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import subprocess
 import sys
@@ -44,13 +45,30 @@ def run_audit(*args: str, cwd: Path, timeout: float = 180) -> subprocess.Complet
 
 @pytest.fixture
 def project_copy(tmp_path: Path):
-    """Copy a fixture project into tmp_path and return the copy's path."""
+    """Copy a fixture project into tmp_path (under `as_name`) and return the copy's path."""
 
-    def copy(name: str) -> Path:
-        target = tmp_path / name
+    def copy(name: str, as_name: str = "") -> Path:
+        target = tmp_path / (as_name or name)
         shutil.copytree(
             FIXTURES / name, target, ignore=shutil.ignore_patterns("__pycache__", ".audit")
         )
         return target
 
     return copy
+
+
+@pytest.fixture(scope="session")
+def fixture_runs(tmp_path_factory):
+    """One real audit of each fixture's shallow and strong suite, shared by the checks:
+    {(fixture, suite): (completed process, report, project copy, digest before)}."""
+    runs = {}
+    base = tmp_path_factory.mktemp("e2e")
+    for name in ("ledger", "shop", "textkit"):
+        root = base / name
+        shutil.copytree(FIXTURES / name, root, ignore=shutil.ignore_patterns("__pycache__"))
+        before = tree_digest(root)
+        for suite in ("tests_shallow", "tests_strong"):
+            report = base / f"{name}-{suite}.json"
+            result = run_audit(suite, "-q", "--json", str(report), cwd=root)
+            runs[name, suite] = (result, json.loads(report.read_text()), root, before)
+    return runs

@@ -29,18 +29,28 @@ def _checksum(value: str) -> str:
 
 class ResultCache:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             self.connection = self._open(path)
+        except (OSError, sqlite3.OperationalError):
+            self.connection = self._open(Path(":memory:"))  # unwritable: no cache this run
         except sqlite3.DatabaseError:
-            path.unlink(missing_ok=True)  # not a database: rebuild it
+            for stale in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))):
+                stale.unlink(missing_ok=True)  # not a sound database: rebuild it
             self.connection = self._open(path)
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:
         connection = sqlite3.connect(path, timeout=30)
-        connection.execute(_SCHEMA)
-        connection.execute("pragma journal_mode=wal")
+        try:
+            (status,) = connection.execute("pragma quick_check").fetchone()
+            if status != "ok":
+                raise sqlite3.DatabaseError(status)
+            connection.execute(_SCHEMA)
+            connection.execute("pragma journal_mode=wal")
+        except sqlite3.DatabaseError:
+            connection.close()
+            raise
         return connection
 
     def get(self, key: str) -> JobResult | None:
@@ -59,11 +69,14 @@ class ResultCache:
 
     def put(self, key: str, result: JobResult) -> None:
         value = result.model_dump_json()
-        self.connection.execute(
-            "insert or replace into results (key, value, checksum) values (?, ?, ?)",
-            (key, value, _checksum(value)),
-        )
-        self.connection.commit()
+        try:
+            self.connection.execute(
+                "insert or replace into results (key, value, checksum) values (?, ?, ?)",
+                (key, value, _checksum(value)),
+            )
+            self.connection.commit()
+        except sqlite3.DatabaseError:
+            pass  # a cache that cannot be written only costs the next run time
 
     def close(self) -> None:
         self.connection.close()

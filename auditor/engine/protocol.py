@@ -43,6 +43,8 @@ class JobResult(BaseModel):
     id: str
     status: Literal["Killed", "Survived", "Timeout", "RuntimeError"]
     killed_by: list[str] = Field(default_factory=list)
+    kill_kind: Literal["assertion", "error", "crash", ""] = ""
+    """How the killing test failed: a check failed, another exception, or the process died."""
     ran: int = 0
     duration: float = 0.0
     detail: str = ""

@@ -30,6 +30,17 @@ class RunnerPlugin:
         self.spec = spec
         self.results = results
         self.failed_in_child = False
+        self.failed_by_check = False
+
+    def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
+        # A check (assert, pytest.raises, pytest.fail) failing is an oracle at work; any
+        # other exception means the mutant crashed the code, which even a test without
+        # assertions notices.
+        if call.excinfo is not None and call.when == "call":
+            from _pytest.outcomes import Failed
+
+            if call.excinfo.errisinstance((AssertionError, Failed)):
+                self.failed_by_check = True
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         # Subtests report their failures here, not in runtestprotocol's return value.
@@ -106,7 +117,8 @@ class RunnerPlugin:
                     reexecute_module(module, job.module_source, job.file)
                 except Exception as exc:  # the mutant breaks the module's import
                     tell({"start": items[0].nodeid})
-                    tell({"killed_by": items[0].nodeid, "detail": f"import fails: {exc!r}"[:300]})
+                    detail = f"import fails: {exc!r}"[:300]
+                    tell({"killed_by": items[0].nodeid, "kill_kind": "error", "detail": detail})
                     os._exit(0)
         except SwapError as exc:
             tell({"error": str(exc)})
@@ -118,10 +130,11 @@ class RunnerPlugin:
             for position, item in enumerate(items):
                 tell({"start": item.nodeid})
                 following = items[position + 1] if position + 1 < len(items) else None
-                self.failed_in_child = False
+                self.failed_in_child = self.failed_by_check = False
                 reports = runtestprotocol(item, log=False, nextitem=following)
                 if self.failed_in_child or any(report.failed for report in reports):
-                    tell({"killed_by": item.nodeid})
+                    kind = "assertion" if self.failed_by_check else "error"
+                    tell({"killed_by": item.nodeid, "kill_kind": kind})
                     os._exit(0)
             tell({"survived": len(items)})
         except BaseException as exc:
@@ -180,6 +193,7 @@ def _verdict(
         result.update(
             status="Killed",
             killed_by=[started[-1]],
+            kill_kind="crash",
             detail=f"test process {_describe(wait_status)}",
         )
     elif final is None:
@@ -188,7 +202,10 @@ def _verdict(
         )
     elif "killed_by" in final:
         result.update(
-            status="Killed", killed_by=[final["killed_by"]], detail=final.get("detail", "")
+            status="Killed",
+            killed_by=[final["killed_by"]],
+            kill_kind=final.get("kill_kind", "error"),
+            detail=final.get("detail", ""),
         )
     elif "survived" in final:
         result.update(status="Survived")

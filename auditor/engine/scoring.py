@@ -101,6 +101,7 @@ def is_pseudo_tested(group: list[Mutant]) -> bool:
 
 def states_of_tests(mutants: list[Mutant], passing: list[str]) -> list[TestMutation]:
     killed: dict[str, int] = defaultdict(int)
+    crash_kills: dict[str, int] = defaultdict(int)
     covered: dict[str, int] = defaultdict(int)
     for mutant in mutants:
         if mutant.status in ("Ignored", "CompileError", "NoCoverage"):
@@ -108,7 +109,10 @@ def states_of_tests(mutants: list[Mutant], passing: list[str]) -> list[TestMutat
         for nodeid in mutant.covered_by:
             covered[nodeid] += 1
         for nodeid in mutant.killed_by:
-            killed[nodeid] += 1
+            if mutant.kill_kind == "assertion":
+                killed[nodeid] += 1
+            else:
+                crash_kills[nodeid] += 1
     states = []
     for nodeid in sorted(passing):
         if killed[nodeid]:
@@ -118,6 +122,12 @@ def states_of_tests(mutants: list[Mutant], passing: list[str]) -> list[TestMutat
         else:
             state = "not_covering"
         states.append(
-            TestMutation(nodeid=nodeid, state=state, killed=killed[nodeid], covered=covered[nodeid])
+            TestMutation(
+                nodeid=nodeid,
+                state=state,
+                killed=killed[nodeid],
+                crash_kills=crash_kills[nodeid],
+                covered=covered[nodeid],
+            )
         )
     return states

@@ -77,8 +77,9 @@ def _to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) ->
         status=status,
         status_reason=mutant.status_reason or (result.detail if result else ""),
         path=mutant.path if mutant.runnable else "none",
-        covered_by=mutant.tests if mutant.runnable else [],
+        covered_by=sorted(mutant.tests) if mutant.runnable else [],
         killed_by=result.killed_by if result else [],
+        kill_kind=result.kill_kind if result else "",
         duration=result.duration if result else 0.0,
         cached=cached,
     )

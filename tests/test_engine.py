@@ -1,0 +1,193 @@
+"""The mutation engine end to end: real runners, real forks, real verdicts."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_audit, tree_digest
+
+
+def audit_json(root: Path, suite: str, out: Path, *flags: str) -> dict:
+    result = run_audit(suite, "-q", "--json", str(out), *flags, cwd=root)
+    assert result.returncode == 0, result.stderr
+    return json.loads(out.read_text())
+
+
+def stable(report: dict) -> dict:
+    """The report without what legitimately differs between runs (times, cache use)."""
+    report = json.loads(json.dumps(report))
+    report.pop("timings")
+    report["project"].pop("root")
+    for test in report["baseline"]["tests"]:
+        test.pop("duration")
+    mutation = report["mutation"]
+    for key in ("duration", "mutants_per_second", "cache_hits"):
+        mutation.pop(key)
+    for mutant in mutation["mutants"]:
+        mutant.pop("duration")
+        mutant.pop("cached")
+        if mutant["status"] == "Timeout":
+            mutant["status_reason"] = ""
+    return report
+
+
+@pytest.fixture(scope="module")
+def traps(tmp_path_factory):
+    import shutil
+
+    from tests.conftest import FIXTURES
+
+    root = tmp_path_factory.mktemp("traps") / "traps"
+    shutil.copytree(FIXTURES / "traps", root)
+    report = audit_json(root, "tests", root.parent / "r.json", "--timeout", "5")
+    return {m["id"]: m for m in report["mutation"]["mutants"]}
+
+
+def test_a_mutant_that_loops_forever_times_out(traps):
+    mutant = traps["traps/core.py::spin::augmented.swap@3:8#0"]
+    assert mutant["status"] == "Timeout"
+
+
+def test_a_mutant_that_segfaults_is_killed_by_the_running_test(traps):
+    mutant = traps["traps/core.py::crash::boolean.condition@1:7#1"]
+    assert mutant["status"] == "Killed"
+    assert mutant["killed_by"] == ["tests/test_core.py::test_crash_returns_one_when_flagged"]
+    assert mutant["status_reason"] == "test process killed by SIGSEGV"
+
+
+def test_a_mutant_that_calls_os_exit_is_killed(traps):
+    mutant = traps["traps/core.py::leave::boolean.condition@1:7#1"]
+    assert (mutant["status"], mutant["status_reason"]) == (
+        "Killed",
+        "test process exited with code 3",
+    )
+
+
+def test_decorated_and_reexported_functions_are_swapped(traps):
+    mutant = traps["traps/core.py::double::arithmetic.swap@1:11#0"]
+    assert (mutant["status"], mutant["path"]) == ("Killed", "swap")
+
+
+def test_module_constants_take_the_module_path(traps):
+    mutant = traps["traps/core.py::<module>::constants.number@7:7#0"]
+    assert (mutant["status"], mutant["path"]) == ("Killed", "module")
+
+
+def test_subtest_failures_kill(traps):
+    mutant = traps["traps/core.py::triple::arithmetic.swap@1:11#0"]
+    assert mutant["status"] == "Killed"
+
+
+def test_dropping_the_last_closure_variable_still_swaps(traps):
+    mutant = traps["traps/core.py::Greeter.greet::extreme.body@1:8#0"]
+    assert (mutant["status"], mutant["path"]) == ("Killed", "swap")
+
+
+def test_identical_mutants_run_once(traps):
+    duplicate = traps["traps/core.py::Greeter.greet::returns.value@1:15#0"]
+    assert duplicate["status"] == "Ignored"
+    assert duplicate["status_reason"].startswith("duplicate of ")
+
+
+def test_uncovered_code_is_no_coverage_and_not_run(traps):
+    uncovered = [m for m in traps.values() if m["status"] == "NoCoverage"]
+    assert uncovered
+    assert all(m["path"] == "none" and m["covered_by"] == [] for m in uncovered)
+
+
+@pytest.mark.parametrize("name", ["ledger", "shop", "textkit"])
+def test_shallow_suite_scores_clearly_lower_than_strong(fixture_runs, name):
+    shallow = fixture_runs[name, "tests_shallow"][1]["mutation"]["scores"]["score"]
+    strong = fixture_runs[name, "tests_strong"][1]["mutation"]["scores"]["score"]
+    assert strong - shallow >= 15, (shallow, strong)
+
+
+@pytest.mark.parametrize("name", ["ledger", "shop", "textkit"])
+def test_assertion_free_tests_never_kill(fixture_runs, name):
+    report = fixture_runs[name, "tests_shallow"][1]
+    assertion_free = {
+        f"{smell['file']}::{smell['test'].replace('.', '::')}"
+        for smell in report["smells"]["findings"]
+        if smell["code"] == "AT001"
+    }
+    states = {test["nodeid"]: test["state"] for test in report["mutation"]["tests"]}
+    assert assertion_free
+    for nodeid in assertion_free:
+        assert states[nodeid] == "covering", nodeid
+
+
+def test_verify_sample_agrees_with_fresh_runs(project_copy, tmp_path):
+    root = project_copy("ledger")
+    report = audit_json(root, "tests_shallow", tmp_path / "r.json", "--verify-sample", "8")
+    verification = report["mutation"]["verification"]
+    assert verification["checked"] == 8
+    assert verification["disagreements"] == []
+
+
+def test_rerun_with_nothing_changed_comes_from_the_cache(project_copy, tmp_path):
+    root = project_copy("ledger")
+    first = audit_json(root, "tests_strong", tmp_path / "a.json")
+    second = audit_json(root, "tests_strong", tmp_path / "b.json")
+    runnable = [m for m in second["mutation"]["mutants"] if m["path"] != "none"]
+    assert second["mutation"]["cache_hits"] == len(runnable)
+    assert stable(first) == stable(second)
+
+
+def test_a_corrupted_cache_is_rebuilt_not_trusted(project_copy, tmp_path):
+    root = project_copy("ledger")
+    first = audit_json(root, "tests_strong", tmp_path / "a.json")
+    cache = root / ".audit" / "cache.sqlite"
+    with sqlite3.connect(cache) as connection:
+        connection.execute("update results set value = replace(value, 'Killed', 'Survived')")
+    second = audit_json(root, "tests_strong", tmp_path / "b.json")
+    untouched_rows = [
+        m for m in first["mutation"]["mutants"] if m["path"] != "none" and m["status"] != "Killed"
+    ]
+    assert second["mutation"]["cache_hits"] == len(untouched_rows)
+    assert stable(first) == stable(second)
+    cache.write_bytes(b"this is not a database")
+    third = audit_json(root, "tests_strong", tmp_path / "c.json")
+    assert third["mutation"]["cache_hits"] == 0
+    assert stable(first) == stable(third)
+
+
+def test_sigkill_during_mutation_leaves_the_tree_alone_and_the_rerun_resumes(
+    project_copy, tmp_path
+):
+    root = project_copy("shop")
+    before = tree_digest(root)
+    for trial, delay in enumerate((3.0, 4.5)):
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "auditor",
+                "tests_strong",
+                "-q",
+                "--json",
+                str(tmp_path / f"killed-{trial}.json"),
+            ],
+            cwd=root,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        time.sleep(delay)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        assert tree_digest(root) == before
+    resumed = audit_json(root, "tests_strong", tmp_path / "resumed.json")
+    assert resumed["mutation"]["cache_hits"] > 0
+    uninterrupted = audit_json(
+        project_copy("shop", "shop-uninterrupted"), "tests_strong", tmp_path / "fresh.json"
+    )
+    assert uninterrupted["mutation"]["cache_hits"] == 0
+    assert stable(resumed) == stable(uninterrupted)
+    assert tree_digest(root) == before
