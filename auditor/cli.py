@@ -76,6 +76,11 @@ def _parse_max_smells(values: tuple[str, ...]) -> dict[str, int]:
 @click.option("--jobs", "-j", type=int, help="Mutation workers (default: one per core).")
 @click.option("--mutators", metavar="A,B", help="Only these mutator families, comma-separated.")
 @click.option("--disable-mutator", multiple=True, metavar="FAMILY", help="Skip a family.")
+@click.option(
+    "--module-level/--no-module-level",
+    default=None,
+    help="Mutate import-time code too: constants, class bodies, defaults (default on).",
+)
 @click.option("--verify-sample", type=int, metavar="N", help="Re-check N mutants with fresh runs.")
 @click.option("--min-mutation-score", type=float, help="Gate: minimum mutation score (%).")
 @click.option("--min-covered-score", type=float, help="Gate: minimum score on covered code (%).")
@@ -98,6 +103,7 @@ def run(
     jobs: int | None,
     mutators: str | None,
     disable_mutator: tuple[str, ...],
+    module_level: bool | None,
     verify_sample: int | None,
     min_mutation_score: float | None,
     min_covered_score: float | None,
@@ -129,6 +135,8 @@ def run(
         overrides["mutators"] = [name.strip() for name in mutators.split(",") if name.strip()]
     if disable_mutator:
         overrides["disable_mutators"] = list(disable_mutator)
+    if module_level is not None:
+        overrides["module_level"] = module_level
     if verify_sample is not None:
         overrides["verify_sample"] = verify_sample
     for name, value in (

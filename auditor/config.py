@@ -56,6 +56,9 @@ class AuditConfig(_Strict):
     mutators: list[str] | None = None
     """Mutator families to use; None means all."""
     disable_mutators: list[str] = Field(default_factory=list)
+    module_level: bool = True
+    """Also mutate code that runs at import time (module constants, class bodies,
+    default arguments): slower, through module re-execution."""
     mutant_timeout_factor: float = Field(default=3.0, gt=0)
     mutant_timeout_constant: float = Field(default=2.0, ge=0)
     verify_sample: int = Field(default=0, ge=0)

@@ -143,6 +143,14 @@ def _resolve_src(root: Path, names: list[str]) -> list[Path]:
     return resolved
 
 
+def _import_root(path: Path) -> Path:
+    """The folder to put on sys.path so `path` imports under its full package name."""
+    folder = path.parent
+    while (folder / "__init__.py").is_file():
+        folder = folder.parent
+    return folder
+
+
 def _python_files(path: Path) -> list[Path]:
     if path.is_file():
         return [path]
@@ -180,7 +188,7 @@ def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> 
             f"no code under test found in {root} (looked for packages in src/ and the "
             "project root); name it with --src"
         )
-    source_roots = tuple(sorted({path.parent for path in source_paths}))
+    source_roots = tuple(sorted({_import_root(path) for path in source_paths}))
 
     test_files = sorted(
         {file for path in tests for file in _python_files(path) if _is_test_module(file)}
@@ -192,7 +200,16 @@ def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> 
             break
         if (folder / "conftest.py").is_file():
             conftests.add(folder / "conftest.py")
-    source_files = sorted({file for path in source_paths for file in _python_files(path)})
+    source_files = sorted(
+        {
+            file
+            for path in source_paths
+            for file in _python_files(path)
+            if not _is_test_module(file)
+            and file.name != "conftest.py"
+            and not any(test == file or test in file.parents for test in tests)
+        }
+    )
     return Project(
         root=root,
         pyproject=pyproject if pyproject.is_file() else None,

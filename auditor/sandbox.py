@@ -20,13 +20,16 @@ def limit_resources(memory_limit_mb: int, cpu_seconds: int | None = None) -> Non
 
 
 def derandomize_hypothesis() -> None:
-    """Seeded and without a database, loaded before test modules decorate their tests.
+    """The current Hypothesis settings, seeded and without a database.
 
-    A conftest that loads its own profile wins; `--hypothesis-seed` still fixes the seed.
-    """
-    from hypothesis import settings
-
-    settings.register_profile("audit", database=None, derandomize=True)
+    Called from `pytest_configure`: after pytest has imported its plugins (importing
+    Hypothesis earlier defeats assertion rewriting, an error under `filterwarnings =
+    error`) and before test modules decorate their tests."""
+    try:
+        from hypothesis import settings
+    except ImportError:
+        return
+    settings.register_profile("audit", parent=settings.default, database=None, derandomize=True)
     settings.load_profile("audit")
 
 

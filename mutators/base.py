@@ -10,6 +10,10 @@ import libcst as cst
 Rewrite = tuple[cst.CSTNode, cst.CSTNode | str, str]
 """(node to replace, its replacement as a node or as source text, short description).
 
+A description may say `{original}`: the replaced source text, shortened, goes there
+(cheaper than generating code for a large node). An argument replaced by "" is dropped
+together with its comma.
+
 The node to replace is the operator's node or one of its descendants; replacements are
 spliced into the original text at that node's position, so they stay on its lines."""
 

@@ -27,23 +27,15 @@ _MIRRORED = {
 }
 
 
-def _without(node: cst.Call, index: int) -> cst.Call:
-    args = [*node.args[:index], *node.args[index + 1 :]]
-    if args:
-        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return node.with_changes(args=args)
-
-
 def mutate_arguments(node: cst.Call) -> Iterable[Rewrite]:
     for index, arg in enumerate(node.args):
         if arg.star:
             continue
-        shown = code(arg.value).strip()
         if not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
             where = f"{arg.keyword.value}=" if arg.keyword else f"argument {index + 1} "
-            yield arg.value, cst.Name("None"), f"{where}{shown} -> None"
+            yield arg.value, cst.Name("None"), f"{where}{{original}} -> None"
         if len(node.args) > 1:
-            yield node, _without(node, index), f"argument `{code(arg).strip().rstrip(',')}` dropped"
+            yield arg, "", "argument `{original}` dropped"
 
 
 def mirror_method(node: cst.Call) -> Iterable[Rewrite]:

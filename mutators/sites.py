@@ -34,6 +34,12 @@ class Site:
     """Qualified name of the enclosing top-level function or method; '' at module level."""
     function_line: int
     """Line of the function's `def` (0 at module level): ids are relative to it."""
+    function_first_line: int
+    """First line of the function including its decorators (0 at module level)."""
+    function_end: int
+    """Character offset in the source where the function ends (0 at module level)."""
+    function_classes: tuple[str, ...]
+    """Names of the classes the function is defined in, outermost first."""
     line: int
     col: int
     end_line: int
@@ -56,6 +62,15 @@ class Site:
 
     def apply(self, source: str) -> str:
         return source[: self.start] + self.replacement + source[self.end :]
+
+
+@dataclass(frozen=True)
+class _Scope:
+    qualname: str
+    def_line: int
+    first_line: int
+    end: int
+    classes: tuple[str, ...]
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:
@@ -145,17 +160,25 @@ class _SiteCollector(cst.CSTVisitor):
 
     # scope and skipping --------------------------------------------------------
 
-    def _function_scope(self) -> tuple[str, int]:
-        """The qualname and `def` line of the outermost function (or method)."""
+    def _function_scope(self) -> _Scope:
+        """The outermost function (or method) around the current node, if any."""
         names: list[str] = []
-        for kind_node in self.scopes:
-            name, node = kind_node
+        for name, node in self.scopes:
             names.append(name)
             if isinstance(node, cst.FunctionDef):
-                position = self._position(node.name)
-                line = position.start.line if position else 0
-                return ".".join(names), line
-        return "", 0
+                def_position = self._position(node.name)
+                whole = self._position(node)
+                first = self._position(node.decorators[0]) if node.decorators else whole
+                if def_position is None or whole is None or first is None:
+                    break
+                return _Scope(
+                    qualname=".".join(names),
+                    def_line=def_position.start.line,
+                    first_line=first.start.line,
+                    end=self._offset(whole.end.line, whole.end.column),
+                    classes=tuple(names[:-1]),
+                )
+        return _Scope("", 0, 0, 0, ())
 
     def _should_skip(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.Annotation, cst.Decorator)):
@@ -204,6 +227,24 @@ class _SiteCollector(cst.CSTVisitor):
 
     # collecting ----------------------------------------------------------------
 
+    def _with_comma(self, start: int, end: int) -> tuple[int, int]:
+        """Widen an argument's span to take its comma along: the one after it, or for
+        the last argument the one before it."""
+        after = end
+        while after < len(self.source) and self.source[after] in " \t":
+            after += 1
+        if after < len(self.source) and self.source[after] == ",":
+            after += 1
+            while after < len(self.source) and self.source[after] in " \t":
+                after += 1
+            return start, after
+        before = start
+        while before > 0 and self.source[before - 1] in " \t\n":
+            before -= 1
+        if before > 0 and self.source[before - 1] == ",":
+            return before - 1, end
+        return start, end
+
     def _collect(self, node: cst.CSTNode) -> None:
         for operator in self.operators:
             if not isinstance(node, operator.node_type):
@@ -218,15 +259,19 @@ class _SiteCollector(cst.CSTVisitor):
                 self._add(operator, node)
 
     def _add(self, operator: Operator, node: cst.CSTNode) -> None:
-        function, function_line = self._function_scope()
+        scope = self._function_scope()
+        function, function_line = scope.qualname, scope.def_line
         for target, replacement, description in operator.rewrite(node):
             position = self._position(target)
             if position is None:
                 continue
             start = self._offset(position.start.line, position.start.column)
             end = self._offset(position.end.line, position.end.column)
-            original = self.source[start:end]
             text = replacement if isinstance(replacement, str) else code(replacement)
+            if isinstance(target, cst.Arg) and text == "":
+                start, end = self._with_comma(start, end)
+            original = self.source[start:end]
+            description = description.replace("{original}", _shorten(self.source[start:end]))
             if text == original:
                 continue
             key_line = position.start.line - function_line if function else position.start.line
@@ -239,6 +284,9 @@ class _SiteCollector(cst.CSTVisitor):
                     family=operator.family,
                     function=function,
                     function_line=function_line,
+                    function_first_line=scope.first_line,
+                    function_end=scope.end,
+                    function_classes=scope.classes,
                     line=position.start.line,
                     col=position.start.column,
                     end_line=position.end.line,
@@ -251,6 +299,11 @@ class _SiteCollector(cst.CSTVisitor):
                     ordinal=ordinal,
                 )
             )
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def find_mutations(source: str, operators: Sequence[Operator]) -> list[Site]:

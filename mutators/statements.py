@@ -6,12 +6,12 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from mutators.base import Operator, Rewrite, code
+from mutators.base import Operator, Rewrite
 
 
 def drop_call(node: cst.Expr) -> Iterable[Rewrite]:
     if isinstance(node.value, (cst.Call, cst.Await)):
-        yield node, "pass", f"`{code(node).strip()}` removed"
+        yield node, "pass", "`{original}` removed"
 
 
 def swap_loop_control(node: cst.BaseSmallStatement) -> Iterable[Rewrite]:
@@ -22,7 +22,7 @@ def swap_loop_control(node: cst.BaseSmallStatement) -> Iterable[Rewrite]:
 
 
 def drop_raise(node: cst.Raise) -> Iterable[Rewrite]:
-    yield node, "pass", f"`{code(node).strip()}` removed"
+    yield node, "pass", "`{original}` removed"
 
 
 def assign_none(node: cst.Assign | cst.AnnAssign) -> Iterable[Rewrite]:
@@ -32,7 +32,7 @@ def assign_none(node: cst.Assign | cst.AnnAssign) -> Iterable[Rewrite]:
     if isinstance(value, cst.Name) and value.value == "None":
         yield value, '""', '= None -> = ""'
     else:
-        yield value, cst.Name("None"), f"= {code(value).strip()} -> = None"
+        yield value, cst.Name("None"), "= {original} -> = None"
 
 
 OPERATORS = [

@@ -158,12 +158,25 @@ def test_a_corrupted_cache_is_rebuilt_not_trusted(project_copy, tmp_path):
     assert stable(first) == stable(third)
 
 
+def cached_results(root: Path) -> int:
+    try:
+        with sqlite3.connect(root / ".audit" / "cache.sqlite") as connection:
+            return connection.execute("select count(*) from results").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
 def test_sigkill_during_mutation_leaves_the_tree_alone_and_the_rerun_resumes(
     project_copy, tmp_path
 ):
+    """Kill once early (baseline or planning) and once in the middle of mutation."""
     root = project_copy("shop")
     before = tree_digest(root)
-    for trial, delay in enumerate((3.0, 4.5)):
+    moments = [
+        lambda started: time.monotonic() - started > 1.0,
+        lambda started: cached_results(root) >= 30 or time.monotonic() - started > 60,
+    ]
+    for trial, moment_has_come in enumerate(moments):
         process = subprocess.Popen(
             [
                 sys.executable,
@@ -179,12 +192,15 @@ def test_sigkill_during_mutation_leaves_the_tree_alone_and_the_rerun_resumes(
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        time.sleep(delay)
+        started = time.monotonic()
+        while not moment_has_come(started) and process.poll() is None:
+            time.sleep(0.05)
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         assert tree_digest(root) == before
+    assert cached_results(root) >= 30
     resumed = audit_json(root, "tests_strong", tmp_path / "resumed.json")
-    assert resumed["mutation"]["cache_hits"] > 0
+    assert resumed["mutation"]["cache_hits"] >= 30
     uninterrupted = audit_json(
         project_copy("shop", "shop-uninterrupted"), "tests_strong", tmp_path / "fresh.json"
     )

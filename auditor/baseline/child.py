@@ -11,7 +11,14 @@ import signal
 import sys
 from pathlib import Path
 
-from auditor.sandbox import derandomize_hypothesis, limit_resources, quiet_bytecode
+from auditor.sandbox import limit_resources, quiet_bytecode
+
+
+def measure(paths: list[str]) -> dict[str, list[str]]:
+    """coverage.py's `source` takes folders; single files need `include` patterns."""
+    if all(os.path.isdir(path) for path in paths):
+        return {"source": paths}
+    return {"include": [os.path.join(p, "*") if os.path.isdir(p) else p for p in paths]}
 
 
 def main(spec_path: str) -> int:
@@ -25,7 +32,7 @@ def main(spec_path: str) -> int:
     import coverage
 
     cov = coverage.Coverage(
-        data_file=spec.data_file, branch=True, source=spec.source_dirs, config_file=False
+        data_file=spec.data_file, branch=True, config_file=False, **measure(spec.source_dirs)
     )
     cov.start()
     import pytest
@@ -33,7 +40,6 @@ def main(spec_path: str) -> int:
     from auditor import guard
     from auditor.baseline.plugin import BaselinePlugin, raise_timeout
 
-    derandomize_hypothesis()
     signal.signal(signal.SIGALRM, raise_timeout)
     events = open(spec.events_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
     plugin = BaselinePlugin(cov, events, spec.test_timeout)

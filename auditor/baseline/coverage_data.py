@@ -15,6 +15,7 @@ from pathlib import Path
 import coverage
 from coverage.data import CoverageData
 
+from auditor.baseline.child import measure
 from auditor.baseline.protocol import CONTEXT_PHASES, context_name
 from auditor.report import CoverageCounts, CoverageSection, FileCoverage, FunctionCoverage
 
@@ -86,8 +87,8 @@ class BaselineCoverage:
             cov = coverage.Coverage(
                 data_file=filtered.data_filename(),
                 branch=True,
-                source=source_dirs,
                 config_file=False,
+                **measure(source_dirs),
             )
             cov.load()
             out = Path(scratch) / "coverage.json"

@@ -16,6 +16,7 @@ import pytest
 
 from auditor.baseline import protocol
 from auditor.guard import Blocked
+from auditor.sandbox import derandomize_hypothesis
 
 _PHASE_CONTEXT = {"setup": "setup", "call": "run", "teardown": "teardown"}
 
@@ -50,6 +51,10 @@ class BaselinePlugin:
     def record_blocked(self, blocked: Blocked) -> None:
         if self._current is not None:
             self._blocked.append(blocked)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        derandomize_hypothesis()
 
     # collection -------------------------------------------------------------
 

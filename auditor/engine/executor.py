@@ -7,6 +7,7 @@ dies (its job is reported as RuntimeError, never lost)."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import selectors
@@ -14,8 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,10 +96,10 @@ class RunnerPool:
         return _Runner(number, process, home / "output.log")
 
     def run(self, jobs: Iterable[Job], on_result: Callable[[JobResult], None]) -> None:
-        pending = deque(jobs)
+        pending = _Lookahead(iter(jobs))
         if not pending:
             return
-        wanted = min(self.jobs, len(pending))
+        wanted = self.jobs
         selector = selectors.DefaultSelector()
         self.runners = [self._start(n) for n in range(wanted)]
         for runner in self.runners:
@@ -181,6 +181,24 @@ class RunnerPool:
                 os.killpg(runner.process.pid, signal.SIGKILL)
             runner.process.wait()
         self.runners = []
+
+
+class _Lookahead:
+    """An iterator that can say whether it has more, so jobs are built only when sent."""
+
+    def __init__(self, items: Iterator[Job]) -> None:
+        self._items = items
+        self._next: list[Job] = []
+
+    def __bool__(self) -> bool:
+        if not self._next:
+            self._next = list(itertools.islice(self._items, 1))
+        return bool(self._next)
+
+    def popleft(self) -> Job:
+        if not self:
+            raise IndexError("no more jobs")
+        return self._next.pop()
 
 
 def _tail(log: Path) -> str:

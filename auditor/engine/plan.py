@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import CodeType
 
 import libcst as cst
 
@@ -44,7 +45,9 @@ class PlannedMutant:
     """marshal-ed code object of the mutated function (swap path)."""
     target: tuple[int, str] = (0, "")
     """(co_firstlineno, co_name) of the original function, to find it alive."""
-    module_source: str = ""
+    source: str = ""
+    """The original source of the file (shared by its mutants); the module path applies
+    the site to it when the job is sent."""
     cache_key: str = ""
 
     @property
@@ -80,8 +83,10 @@ class Planner:
         operators: Sequence[Operator],
         policy: TimeoutPolicy,
         shared_sources: str,
+        module_level: bool = True,
     ) -> None:
         self.root = root
+        self.module_level = module_level
         self.operators = operators
         self.policy = policy
         self.shared_sources = shared_sources
@@ -126,15 +131,21 @@ class Planner:
         except cst.ParserSyntaxError:
             return []
         filename = str(path)
-        original_module = compile_module(source, filename)
         source_lines = source.splitlines(keepends=True)
+        line_starts = [0]
+        for text in source_lines:
+            line_starts.append(line_starts[-1] + len(text))
         by_line = self.tests_by_line.get(relative, {})
         file_tests = set().union(*by_line.values()) if by_line else set()
         import_lines = self.import_lines.get(relative, set())
+        compiler = _FunctionCompiler(source, filename, line_starts)
         seen: dict[tuple, str] = {}
-        originals = _OriginalCode(original_module, sites)
         planned = []
         for site in sites:
+            lines = range(site.line, site.end_line + 1)
+            at_import = bool(import_lines.intersection(lines)) or not site.function
+            if at_import and not self.module_level:
+                continue
             mutant_id = f"{relative}::{site.local_id()}"
             mutated = site.apply(source)
             mutant = PlannedMutant(
@@ -143,28 +154,23 @@ class Planner:
                 file=relative,
                 abs_path=filename,
                 diff=_diff(source_lines, site, mutated),
+                source=source,
             )
             planned.append(mutant)
-            lines = range(site.line, site.end_line + 1)
-            at_import = bool(import_lines.intersection(lines)) or not site.function
             tests = file_tests if at_import else set().union(*(by_line.get(n, ()) for n in lines))
             if not tests:
                 mutant.status, mutant.path = "NoCoverage", "none"
                 mutant.status_reason = "no passing test runs this line"
                 continue
+            mutant.tests = self._ordered(tests)
+            budget = sum(self.durations.get(t, 0.0) for t in mutant.tests)
+            mutant.timeout = budget * self.policy.factor + self.policy.constant
             try:
-                mutated_module = compile_module(mutated, filename)
+                key_of_code = self._choose_path(mutant, site, at_import, compiler, mutated, seen)
             except (SyntaxError, ValueError) as exc:
                 mutant.status, mutant.path = "CompileError", "none"
                 mutant.status_reason = f"{type(exc).__name__}: {exc}"
                 continue
-            mutant.tests = self._ordered(tests)
-            budget = sum(self.durations.get(t, 0.0) for t in mutant.tests)
-            mutant.timeout = budget * self.policy.factor + self.policy.constant
-            key_of_code = self._swap_or_module(
-                mutant, site, at_import, originals, mutated_module, seen
-            )
-            mutant.module_source = mutated if mutant.path == "module" else ""
             if key_of_code in seen:
                 original_id = seen[key_of_code]
                 mutant.status, mutant.path = "Ignored", "none"
@@ -185,47 +191,76 @@ class Planner:
             )
         return planned
 
-    def _swap_or_module(
+    def _choose_path(
         self,
         mutant: PlannedMutant,
         site: Site,
         at_import: bool,
-        originals: dict[str, tuple],
-        mutated_module,
+        compiler: _FunctionCompiler,
+        mutated: str,
         seen: dict[tuple, str],
     ) -> tuple:
         """Choose the path, fill in what it needs, return the mutant's TCE key.
 
-        The original's own key is registered in `seen` with an empty id, so a mutant
-        that compiles to the original's code reads as equivalent."""
+        Swap-path mutants compile only their function; the original's key is registered
+        in `seen` with an empty id, so a mutant that compiles to the original's code
+        reads as equivalent. Module-path mutants are compiled by the runner's child, which
+        reports a syntax error as CompileError."""
         if not at_import:
-            original, original_key = originals[site.function]
-            new = find_function(mutated_module, site.function, site.function_line)
+            original = compiler.original(site)
+            new = compiler.mutated(site, mutated)
             if original is not None and new is not None:
                 mutant.path = "swap"
                 mutant.function_code = marshal.dumps(new)
                 mutant.target = (original.co_firstlineno, original.co_name)
-                seen.setdefault(("swap", site.function, original_key), "")
+                seen.setdefault(("swap", site.function, fingerprint(original)), "")
                 return ("swap", site.function, fingerprint(new))
         mutant.path = "module"
-        seen.setdefault(("module", originals["<module>"][1]), "")
-        return ("module", fingerprint(mutated_module))
+        return ("module", mutant.id)
 
 
-class _OriginalCode(dict):
-    """Original code objects and their fingerprints, by function qualname, on demand."""
+class _FunctionCompiler:
+    """Compile one function (or method) of a source on its own, at its own line numbers.
 
-    def __init__(self, module_code, sites: Sequence[Site]) -> None:
-        super().__init__()
-        self.module_code = module_code
-        self.def_lines = {site.function: site.function_line for site in sites}
-        self["<module>"] = (module_code, fingerprint(module_code))
+    Methods are compiled inside a class of the same name, so `super()` gets the same
+    closure cell; functions nested in blocks fall back to compiling the whole module."""
 
-    def __missing__(self, qualname: str) -> tuple:
-        code = find_function(self.module_code, qualname, self.def_lines.get(qualname, 0))
-        value = (code, fingerprint(code) if code is not None else None)
-        self[qualname] = value
-        return value
+    def __init__(self, source: str, filename: str, line_starts: list[int]) -> None:
+        self.source = source
+        self.filename = filename
+        self.line_starts = line_starts
+        self._originals: dict[str, CodeType | None] = {}
+
+    def _compile(self, site: Site, text: str, end: int) -> CodeType | None:
+        classes = site.function_classes
+        padding = site.function_first_line - 1 - len(classes)
+        if padding < 0:
+            return None
+        wrapper = "".join(f"{' ' * depth}class {name}:\n" for depth, name in enumerate(classes))
+        snippet = text[self.line_starts[site.function_first_line - 1] : end]
+        try:
+            code = compile_module("\n" * padding + wrapper + snippet + "\n", self.filename)
+        except SyntaxError:
+            return None
+        return find_function(code, site.function, site.function_line)
+
+    def _whole_module(self, site: Site, text: str) -> CodeType | None:
+        return find_function(compile_module(text, self.filename), site.function, site.function_line)
+
+    def original(self, site: Site) -> CodeType | None:
+        if site.function not in self._originals:
+            code = self._compile(site, self.source, site.function_end)
+            if code is None:
+                code = self._whole_module(site, self.source)
+            self._originals[site.function] = code
+        return self._originals[site.function]
+
+    def mutated(self, site: Site, mutated: str) -> CodeType | None:
+        delta = len(site.replacement) - len(site.original)
+        code = self._compile(site, mutated, site.function_end + delta)
+        if code is None:
+            code = self._whole_module(site, mutated)  # raises SyntaxError if broken
+        return code
 
 
 def plan(planner: Planner, files: Iterable[Path]) -> list[PlannedMutant]:

@@ -41,7 +41,7 @@ class Job(BaseModel):
 
 class JobResult(BaseModel):
     id: str
-    status: Literal["Killed", "Survived", "Timeout", "RuntimeError"]
+    status: Literal["Killed", "Survived", "Timeout", "RuntimeError", "CompileError"]
     killed_by: list[str] = Field(default_factory=list)
     kill_kind: Literal["assertion", "error", "crash", ""] = ""
     """How the killing test failed: a check failed, another exception, or the process died."""

@@ -42,6 +42,11 @@ class RunnerPlugin:
             if call.excinfo.errisinstance((AssertionError, Failed)):
                 self.failed_by_check = True
 
+    def pytest_configure(self, config: Any) -> None:
+        from auditor.sandbox import derandomize_hypothesis
+
+        derandomize_hypothesis()
+
     def pytest_runtest_logreport(self, report: Any) -> None:
         # Subtests report their failures here, not in runtestprotocol's return value.
         if report.failed:
@@ -114,7 +119,12 @@ class RunnerPlugin:
             else:
                 module = module_for(job.file, job.module_name)
                 try:
-                    reexecute_module(module, job.module_source, job.file)
+                    compiled = compile(job.module_source, job.file, "exec", dont_inherit=True)
+                except (SyntaxError, ValueError) as exc:
+                    tell({"compile_error": f"{type(exc).__name__}: {exc}"[:300]})
+                    os._exit(0)
+                try:
+                    reexecute_module(module, compiled)
                 except Exception as exc:  # the mutant breaks the module's import
                     tell({"start": items[0].nodeid})
                     detail = f"import fails: {exc!r}"[:300]
@@ -207,6 +217,8 @@ def _verdict(
             kill_kind=final.get("kill_kind", "error"),
             detail=final.get("detail", ""),
         )
+    elif "compile_error" in final:
+        result.update(status="CompileError", detail=final["compile_error"])
     elif "survived" in final:
         result.update(status="Survived")
     else:
@@ -218,7 +230,7 @@ def _verdict(
 
 def main(spec_path: str) -> int:
     from auditor.engine.protocol import RunnerSpec
-    from auditor.sandbox import derandomize_hypothesis, limit_resources, quiet_bytecode
+    from auditor.sandbox import limit_resources, quiet_bytecode
 
     spec = RunnerSpec.model_validate_json(Path(spec_path).read_text(encoding="utf-8"))
     limit_resources(spec.memory_limit_mb)
@@ -235,7 +247,6 @@ def main(spec_path: str) -> int:
 
     from auditor import guard
 
-    derandomize_hypothesis()
     plugin = RunnerPlugin(spec, results)
     guard.install(spec.allowed_roots, lambda blocked: None)
     args = [*spec.test_paths, "--rootdir", spec.root, "--basetemp", spec.basetemp, *_PYTEST_ARGS]

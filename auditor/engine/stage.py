@@ -54,7 +54,7 @@ def _job(mutant: PlannedMutant, module_name: str) -> Job:
         target_line=mutant.target[0],
         target_name=mutant.target[1],
         code_b64=Job.encode_code(mutant.function_code) if mutant.function_code else "",
-        module_source=mutant.module_source,
+        module_source=mutant.site.apply(mutant.source) if mutant.path == "module" else "",
     )
 
 
@@ -102,6 +102,7 @@ def run_mutation(
         chosen,
         TimeoutPolicy(config.mutant_timeout_factor, config.mutant_timeout_constant),
         _shared_digest(project, config),
+        module_level=config.module_level,
     )
     planned = plan(planner, project.source_files)
     module_names = {

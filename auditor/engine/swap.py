@@ -133,7 +133,7 @@ def _set_class_attribute(owner: type, name: str, value: object) -> None:
         setattr(owner, name, value)
 
 
-def reexecute_module(module: ModuleType, source: str, filename: str) -> None:
+def reexecute_module(module: ModuleType, code: CodeType) -> None:
     """Run the mutated module's code in the live module's namespace.
 
     Functions and classes keep their identity (code, defaults and class attributes are
@@ -141,7 +141,6 @@ def reexecute_module(module: ModuleType, source: str, filename: str) -> None:
     rebound wherever another module imported them under the same name."""
     namespace = module.__dict__
     before = dict(namespace)
-    code = compile(source, filename, "exec", dont_inherit=True)
     exec(code, namespace)
     for name, new in list(namespace.items()):
         old = before.get(name, _MISSING)

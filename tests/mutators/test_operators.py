@@ -82,8 +82,14 @@ def test_calls_set_arguments_to_none_and_drop_them(mutate):
     found = mutate("def f(a, b):\n    return g(a, key=b)\n", "calls")
     assert ("a", "None") in found
     assert ("b", "None") in found
-    assert ("g(a, key=b)", "g(key=b)") in found
-    assert ("g(a, key=b)", "g(a)") in found
+    assert ("a,", "") in found
+    assert (", key=b", "") in found
+
+
+def test_dropping_an_argument_takes_its_comma(mutants_of):
+    mutated = mutants_of("def f(a, b):\n    return g(a, key=b)\n", "calls")
+    assert "def f(a, b):\n    return g(key=b)\n" in mutated
+    assert "def f(a, b):\n    return g(a)\n" in mutated
 
 
 def test_calls_mirror_string_methods(mutate):

@@ -1,0 +1,303 @@
+"""Benchmark: audit's mutation engine against mutmut on the same real project, same run.
+
+    python bench/compare_mutmut.py toolz          # or: tabulate, all
+    python bench/compare_mutmut.py toolz --skip-mutmut
+
+Downloads the project's sdist from PyPI (its tests ship in it), unpacks one copy per tool,
+runs each with 2 workers, and prints for each: mutants, status counts, score, wall time,
+mutants per second and peak memory of the whole process tree, sampled from /proc
+every 50 ms: RSS summed over processes (pages shared after fork counted once per
+process) and PSS (shared pages split between the processes sharing them). audit runs
+twice: with its defaults, and without import-time mutants (`--no-module-level`), which
+is the set mutmut mutates (function bodies only).
+
+Setup notes, as measured here with mutmut 3.8.1:
+- toolz 1.2.0: mutmut only runs when `toolz/curried/*` and `toolz/__init__.py` are left
+  unmutated (its injected names break two tests); both tools skip them.
+- tabulate 0.10.0: mutates `tabulate/__init__.py`, tests in `test/`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROJECTS = {
+    "toolz": {
+        "version": "1.2.0",
+        "package": "toolz",
+        "tests": "toolz/tests",
+        "do_not_mutate": ["toolz/curried/*", "toolz/__init__.py"],
+    },
+    "tabulate": {
+        "version": "0.10.0",
+        "package": "tabulate",
+        "tests": "test",
+        "do_not_mutate": [],
+    },
+}
+
+
+@dataclass
+class Measurement:
+    tool: str
+    counts: dict[str, int] = field(default_factory=dict)
+    wall: float = 0.0
+    peak_rss_mb: float = 0.0
+    peak_pss_mb: float = 0.0
+    note: str = ""
+
+    @property
+    def mutants(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def score(self) -> float | None:
+        detected = self.counts.get("killed", 0) + self.counts.get("timeout", 0)
+        valid = detected + self.counts.get("survived", 0) + self.counts.get("no_coverage", 0)
+        return 100.0 * detected / valid if valid else None
+
+
+def _children(pid: int) -> set[int]:
+    tree = {pid}
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+                parents[int(entry)] = int(fields[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    changed = True
+    while changed:
+        changed = False
+        for child, parent in parents.items():
+            if parent in tree and child not in tree:
+                tree.add(child)
+                changed = True
+    return tree
+
+
+def _memory_kb(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of one process in kB. PSS splits pages shared after fork between the
+    processes that share them, so a tree's PSS sum does not count them twice."""
+    rss = pss = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("Rss:"):
+                    rss = int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1])
+    except OSError:
+        pass
+    return rss, pss
+
+
+def run_measured(
+    command: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[float, float, float]:
+    """Wall time, and peak RSS and PSS of the whole process tree (MB), of a command."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    peak_rss = peak_pss = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak_rss, peak_pss
+        while not done.is_set():
+            sizes = [_memory_kb(pid) for pid in _children(process.pid)]
+            peak_rss = max(peak_rss, sum(rss for rss, _ in sizes))
+            peak_pss = max(peak_pss, sum(pss for _, pss in sizes))
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    output, _ = process.communicate()
+    done.set()
+    sampler.join()
+    wall = time.perf_counter() - started
+    if process.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}):\n{output[-3000:]}")
+    return wall, peak_rss / 1024, peak_pss / 1024
+
+
+def fetch(name: str, workdir: Path) -> Path:
+    spec = PROJECTS[name]
+    archive = workdir / f"{name}-{spec['version']}.tar.gz"
+    if not archive.exists():
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-binary",
+                ":all:",
+                "--no-deps",
+                f"{name}=={spec['version']}",
+                "-d",
+                str(workdir),
+            ],
+            check=True,
+            capture_output=True,
+        )
+    return archive
+
+
+def unpack(archive: Path, target: Path) -> Path:
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(target, filter="data")
+    (root,) = list(target.iterdir())
+    return root
+
+
+def run_audit(name: str, root: Path, jobs: int, module_level: bool) -> Measurement:
+    spec = PROJECTS[name]
+    report = root / "audit-report.json"
+    src = [
+        str(p)
+        for p in sorted((root / spec["package"]).rglob("*.py"))
+        if not any(
+            p.match(pattern) or p.relative_to(root).match(pattern)
+            for pattern in spec["do_not_mutate"]
+        )
+        and spec["tests"] not in p.relative_to(root).as_posix()
+    ]
+    command = [
+        sys.executable,
+        "-m",
+        "auditor",
+        spec["tests"],
+        "--json",
+        str(report),
+        "-q",
+        "--jobs",
+        str(jobs),
+    ]
+    if not module_level:
+        command.append("--no-module-level")
+    pyproject = root / "pyproject.toml"
+    original = pyproject.read_text() if pyproject.exists() else ""
+    # The source files to mutate, as [tool.audit] src; mutmut gets the same list.
+    relative_src = [Path(p).relative_to(root).as_posix() for p in src]
+    pyproject.write_text(original + "\n[tool.audit]\nsrc = " + json.dumps(relative_src) + "\n")
+    wall, rss, pss = run_measured(command, root)
+    data = json.loads(report.read_text())["mutation"]
+    counts = data["scores"]["counts"]
+    counts = {key: value for key, value in counts.items() if key != "ignored"}
+    label = "audit" if module_level else "audit --no-module-level"
+    return Measurement(
+        label,
+        counts,
+        wall,
+        rss,
+        pss,
+        note=f"{data['mutants_per_second']} mutants/s in the mutation stage",
+    )
+
+
+def run_mutmut(name: str, root: Path, jobs: int) -> Measurement:
+    spec = PROJECTS[name]
+    config = [
+        "",
+        "[tool.mutmut]",
+        f'source_paths = ["{spec["package"]}/"]',
+        f'pytest_add_cli_args_test_selection = ["{spec["tests"]}"]',
+    ]
+    if spec["do_not_mutate"]:
+        config.append("do_not_mutate = " + json.dumps(spec["do_not_mutate"]))
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n".join(config) + "\n")
+    env = dict(os.environ)
+    wall, rss, pss = run_measured(
+        [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs)], root, env
+    )
+    subprocess.run(
+        [sys.executable, "-m", "mutmut", "export-cicd-stats"],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+    stats = json.loads((root / "mutants" / "mutmut-cicd-stats.json").read_text())
+    counts = {
+        "killed": stats.get("killed", 0),
+        "survived": stats.get("survived", 0),
+        "timeout": stats.get("timeout", 0),
+        "no_coverage": stats.get("no_tests", 0),
+        "runtime_error": stats.get("segfault", 0) + stats.get("suspicious", 0),
+    }
+    return Measurement("mutmut", counts, wall, rss, pss)
+
+
+def print_table(name: str, rows: list[Measurement]) -> None:
+    print(f"\n== {name} ==")
+    header = (
+        f"{'tool':<26}{'mutants':>8}{'killed':>8}{'surv.':>7}{'t/out':>7}{'no cov':>7}"
+        f"{'score':>8}{'wall s':>9}{'mut/s':>8}{'RSS MB':>8}{'PSS MB':>8}"
+    )
+    print(header)
+    for row in rows:
+        score = f"{row.score:.1f}" if row.score is not None else "-"
+        rate = row.mutants / row.wall if row.wall else 0
+        print(
+            f"{row.tool:<26}{row.mutants:>8}{row.counts.get('killed', 0):>8}"
+            f"{row.counts.get('survived', 0):>7}{row.counts.get('timeout', 0):>7}"
+            f"{row.counts.get('no_coverage', 0):>7}{score:>8}{row.wall:>9.1f}{rate:>8.1f}"
+            f"{row.peak_rss_mb:>8.0f}{row.peak_pss_mb:>8.0f}"
+        )
+    baseline = next((r for r in rows if r.tool == "mutmut"), None)
+    if baseline:
+        for row in rows:
+            if row is baseline:
+                continue
+            ours = row.mutants / row.wall
+            theirs = baseline.mutants / baseline.wall
+            print(
+                f"{row.tool}: {ours / theirs:.1f}x mutmut's mutants/s, "
+                f"{row.wall / baseline.wall:.2f} of its wall time, "
+                f"{100 * row.peak_rss_mb / baseline.peak_rss_mb:.0f}% of its peak RSS, "
+                f"{100 * row.peak_pss_mb / baseline.peak_pss_mb:.0f}% of its peak PSS"
+            )
+    for row in rows:
+        if row.note:
+            print(f"{row.tool}: {row.note}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("project", choices=[*PROJECTS, "all"])
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/audit-bench"))
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--skip-mutmut", action="store_true")
+    args = parser.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    for name in PROJECTS if args.project == "all" else [args.project]:
+        archive = fetch(name, args.workdir)
+        rows = []
+        for module_level in (True, False):
+            root = unpack(archive, args.workdir / f"{name}-audit-{int(module_level)}")
+            rows.append(run_audit(name, root, args.jobs, module_level))
+        if not args.skip_mutmut:
+            root = unpack(archive, args.workdir / f"{name}-mutmut")
+            rows.append(run_mutmut(name, root, args.jobs))
+        print_table(f"{name} {PROJECTS[name]['version']}", rows)
+
+
+if __name__ == "__main__":
+    main()
