@@ -5,13 +5,20 @@ from __future__ import annotations
 from typing import Protocol
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 
 class StageProgress(Protocol):
     def start(self, stage: str, total: int | None = None) -> None: ...
 
-    def update(self, done: int, total: int | None = None) -> None: ...
+    def update(self, done: int, total: int | None = None, summary: str = "") -> None: ...
 
     def finish(self, stage: str, summary: str = "") -> None: ...
 
@@ -20,7 +27,7 @@ class SilentProgress:
     def start(self, stage: str, total: int | None = None) -> None:
         pass
 
-    def update(self, done: int, total: int | None = None) -> None:
+    def update(self, done: int, total: int | None = None, summary: str = "") -> None:
         pass
 
     def finish(self, stage: str, summary: str = "") -> None:
@@ -36,6 +43,7 @@ class RichProgress:
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
+            TimeRemainingColumn(),
             TextColumn("{task.fields[summary]}"),
             console=console,
             transient=False,
@@ -52,9 +60,10 @@ class RichProgress:
     def start(self, stage: str, total: int | None = None) -> None:
         self._task = self._progress.add_task(stage, total=total, summary="")
 
-    def update(self, done: int, total: int | None = None) -> None:
+    def update(self, done: int, total: int | None = None, summary: str = "") -> None:
         if self._task is not None:
-            self._progress.update(self._task, completed=done, total=total)
+            fields = {"summary": summary} if summary else {}
+            self._progress.update(self._task, completed=done, total=total, **fields)
 
     def finish(self, stage: str, summary: str = "") -> None:
         if self._task is not None:

@@ -17,6 +17,7 @@ def drop_call(node: cst.Expr) -> Iterable[Rewrite]:
 def swap_loop_control(node: cst.BaseSmallStatement) -> Iterable[Rewrite]:
     if isinstance(node, cst.Break):
         yield node, "continue", "break -> continue"
+        yield node, "return", "break -> return"
     elif isinstance(node, cst.Continue):
         yield node, "break", "continue -> break"
 

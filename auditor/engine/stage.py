@@ -6,6 +6,7 @@ import hashlib
 import os
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from auditor.errors import ConfigError
 from auditor.report import BaselineSection, Mutant, MutationSection
 from mutators.registry import UnknownFamily, operators
 
-Progress = Callable[[int, int | None], None]
+Progress = Callable[[int, int | None, str], None]
 
 
 def _module_name(path: Path, source_roots: tuple[Path, ...]) -> str:
@@ -119,13 +120,20 @@ def run_mutation(
             cached.add(mutant.id)
     to_run = [m for m in runnable if m.id not in results]
     total = len(runnable)
-    progress(len(results), total)
+    tally: Counter[str] = Counter(result.status for result in results.values())
+
+    def report_progress() -> None:
+        summary = " ".join(f"{status.lower()} {count}" for status, count in sorted(tally.items()))
+        progress(len(results), total, summary)
+
+    report_progress()
     by_id = {m.id: m for m in to_run}
 
     def on_result(result: JobResult) -> None:
         results[result.id] = result
+        tally[result.status] += 1
         cache.put(by_id[result.id].cache_key, result)
-        progress(len(results), total)
+        report_progress()
 
     jobs = config.jobs or os.cpu_count() or 1
     excluded = [t.nodeid for t in baseline.tests if t.outcome in ("crashed", "timeout")]

@@ -76,6 +76,7 @@ def test_statements_swap_break_and_continue(mutate):
     source = "def f(xs):\n    for x in xs:\n        if x:\n            break\n        continue\n"
     found = mutate(source, "statements")
     assert ("break", "continue") in found and ("continue", "break") in found
+    assert ("break", "return") in found
 
 
 def test_calls_set_arguments_to_none_and_drop_them(mutate):
