@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import platform
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -70,6 +72,23 @@ def resolve_config(
     return load_config(pyproject if pyproject.is_file() else None, overrides), root
 
 
+class _StageClock:
+    """Starts and finishes each stage's progress bar and records how long it took."""
+
+    def __init__(self, progress: StageProgress) -> None:
+        self.progress = progress
+        self.timings: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str, total: int | None = None) -> Iterator[Callable[[str], None]]:
+        started = time.perf_counter()
+        self.progress.start(name, total)
+        summary: list[str] = []
+        yield summary.append
+        self.progress.finish(name, summary[-1] if summary else "")
+        self.timings[name] = round(time.perf_counter() - started, 3)
+
+
 def run_audit(
     test_paths: list[str],
     config: AuditConfig,
@@ -77,59 +96,43 @@ def run_audit(
     progress: StageProgress | None = None,
 ) -> Report:
     progress = progress or SilentProgress()
-    timings: dict[str, float] = {}
+    clock = _StageClock(progress)
 
-    started = time.perf_counter()
-    progress.start("discover")
-    project = discover(test_paths or config.tests, config.src, cwd)
-    progress.finish(
-        "discover",
-        f"{len(project.test_files)} test files, {len(project.source_files)} source files",
-    )
-    timings["discover"] = round(time.perf_counter() - started, 3)
+    with clock.stage("discover") as done:
+        project = discover(test_paths or config.tests, config.src, cwd)
+        done(f"{len(project.test_files)} test files, {len(project.source_files)} source files")
 
-    started = time.perf_counter()
-    progress.start("baseline")
-    baseline, coverage = run_baseline(project, config, progress.update)
-    progress.finish("baseline", f"{baseline.passed} passed, {baseline.excluded} excluded")
-    timings["baseline"] = round(time.perf_counter() - started, 3)
+    with clock.stage("baseline") as done:
+        baseline, coverage = run_baseline(project, config, progress.update)
+        done(f"{baseline.passed} passed, {baseline.excluded} excluded")
 
-    started = time.perf_counter()
-    progress.start("smells", total=len(project.test_files))
-    smells = analyze(
-        project.test_files,
-        project.root,
-        set(project.source_package_names),
-        config.assertion_helpers,
-        config.disable_smells,
-    )
-    progress.finish("smells", f"{len(smells.findings)} findings")
-    timings["smells"] = round(time.perf_counter() - started, 3)
+    with clock.stage("smells", total=len(project.test_files)) as done:
+        smells = analyze(
+            project.test_files,
+            project.root,
+            set(project.source_package_names),
+            config.assertion_helpers,
+            config.disable_smells,
+        )
+        done(f"{len(smells.findings)} findings")
 
     mutation = None
     if config.mutation:
-        started = time.perf_counter()
-        progress.start("mutate")
-        mutation = run_mutation(project, config, baseline, progress.update)
-        score = mutation.scores.score
-        progress.finish(
-            "mutate",
-            f"{len(mutation.mutants)} mutants, score {score if score is not None else '-'}%",
-        )
-        timings["mutate"] = round(time.perf_counter() - started, 3)
+        with clock.stage("mutate") as done:
+            mutation = run_mutation(project, config, baseline, progress.update)
+            score = mutation.scores.score
+            done(f"{len(mutation.mutants)} mutants, score {score if score is not None else '-'}%")
 
-    started = time.perf_counter()
-    progress.start("gate")
-    gate = evaluate(config.gate, baseline, coverage, smells, mutation)
-    progress.finish("gate", gate.verdict.upper())
-    timings["gate"] = round(time.perf_counter() - started, 3)
+    with clock.stage("gate") as done:
+        gate = evaluate(config.gate, baseline, coverage, smells, mutation)
+        done(gate.verdict.upper())
 
     return Report(
         status="complete",
         tool=tool_info(),
         project=_project_info(project),
         config=config.model_dump(mode="json"),
-        timings=timings,
+        timings=clock.timings,
         baseline=baseline,
         coverage=coverage,
         smells=smells,

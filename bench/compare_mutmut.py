@@ -1,7 +1,7 @@
 """Benchmark: audit's mutation engine against mutmut on the same real project, same run.
 
     python bench/compare_mutmut.py toolz          # or: tabulate, all
-    python bench/compare_mutmut.py toolz --skip-mutmut
+    python bench/compare_mutmut.py toolz --tools audit
 
 Downloads the project's sdist from PyPI (its tests ship in it), unpacks one copy per tool,
 runs each with 2 workers, and prints for each: mutants, status counts, score, wall time,
@@ -15,6 +15,9 @@ Setup notes, as measured here with mutmut 3.8.1:
 - toolz 1.2.0: mutmut only runs when `toolz/curried/*` and `toolz/__init__.py` are left
   unmutated (its injected names break two tests); both tools skip them. The tests live
   in `toolz/tests/`, which mutmut must be told not to mutate (audit never mutates tests).
+- mutmut runs the tests from a copy under `mutants/`: `*.egg-info` and sibling packages
+  (toolz's `tlz`) must be in its `also_copy`, or version checks and imports fail and its
+  run stops.
 - tabulate 0.10.0: mutates `tabulate/__init__.py`, tests in `test/`.
 """
 
@@ -226,6 +229,13 @@ def run_mutmut(name: str, root: Path, jobs: int) -> Measurement:
     skipped = spec["do_not_mutate"] + spec["mutmut_also_skip"]  # audit never mutates tests
     if skipped:
         config.append("do_not_mutate = " + json.dumps(skipped))
+    # mutmut runs from a copy under mutants/: without the metadata, version checks fail,
+    # and sibling packages the tests import (toolz's `tlz`) must come along.
+    siblings = [p.name for p in root.iterdir() if (p / "__init__.py").is_file()]
+    extra = sorted(p.name for p in root.glob("*.egg-info")) + sorted(
+        name for name in siblings if name != spec["package"]
+    )
+    config.append("also_copy = " + json.dumps(extra))
     pyproject = root / "pyproject.toml"
     pyproject.write_text(pyproject.read_text() + "\n".join(config) + "\n")
     env = dict(os.environ)
@@ -291,16 +301,17 @@ def main() -> None:
     parser.add_argument("project", choices=[*PROJECTS, "all"])
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/audit-bench"))
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--skip-mutmut", action="store_true")
+    parser.add_argument("--tools", default="audit,mutmut", help="comma-separated: audit,mutmut")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     for name in PROJECTS if args.project == "all" else [args.project]:
         archive = fetch(name, args.workdir)
         rows = []
-        for module_level in (True, False):
+        tools = args.tools.split(",")
+        for module_level in (True, False) if "audit" in tools else ():
             root = unpack(archive, args.workdir / f"{name}-audit-{int(module_level)}")
             rows.append(run_audit(name, root, args.jobs, module_level))
-        if not args.skip_mutmut:
+        if "mutmut" in tools:
             root = unpack(archive, args.workdir / f"{name}-mutmut")
             rows.append(run_mutmut(name, root, args.jobs))
         print_table(f"{name} {PROJECTS[name]['version']}", rows)

@@ -43,6 +43,26 @@ def run_audit(*args: str, cwd: Path, timeout: float = 180) -> subprocess.Complet
     )
 
 
+def stable(report: dict) -> dict:
+    """The report without what legitimately differs between runs: times, cache use,
+    where the project lies, and the wording of timeouts."""
+    report = json.loads(json.dumps(report))
+    report.pop("timings")
+    report["project"].pop("root")
+    for test in report["baseline"]["tests"]:
+        test.pop("duration")
+    mutation = report["mutation"]
+    if mutation is not None:
+        for key in ("duration", "mutants_per_second", "cache_hits"):
+            mutation.pop(key)
+        for mutant in mutation["mutants"]:
+            mutant.pop("duration")
+            mutant.pop("cached")
+            if mutant["status"] == "Timeout":
+                mutant["status_reason"] = ""
+    return report
+
+
 @pytest.fixture
 def project_copy(tmp_path: Path):
     """Copy a fixture project into tmp_path (under `as_name`) and return the copy's path."""

@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.conftest import run_audit, tree_digest
+from tests.conftest import run_audit, stable, tree_digest
 
 FIXTURES_WITH_TWO_SUITES = ["ledger", "shop", "textkit"]
 
@@ -76,20 +76,7 @@ def test_same_input_gives_the_same_report(project_copy, tmp_path):
     run_audit("tests_shallow", "-q", "--json", str(first), cwd=root)
     run_audit("tests_shallow", "-q", "--json", str(second), cwd=root)
 
-    def stable(path: Path) -> dict:
-        data = json.loads(path.read_text())
-        data.pop("timings")
-        for test in data["baseline"]["tests"]:
-            test.pop("duration")
-        mutation = data["mutation"]
-        for run_dependent in ("duration", "mutants_per_second", "cache_hits"):
-            mutation.pop(run_dependent)
-        for mutant in mutation["mutants"]:
-            mutant.pop("duration")
-            mutant.pop("cached")
-        return data
-
-    assert stable(first) == stable(second)
+    assert stable(json.loads(first.read_text())) == stable(json.loads(second.read_text()))
 
 
 def test_default_report_goes_to_dot_audit(project_copy):

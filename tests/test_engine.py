@@ -11,31 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_audit, tree_digest
+from tests.conftest import run_audit, stable, tree_digest
 
 
 def audit_json(root: Path, suite: str, out: Path, *flags: str) -> dict:
     result = run_audit(suite, "-q", "--json", str(out), *flags, cwd=root)
     assert result.returncode == 0, result.stderr
     return json.loads(out.read_text())
-
-
-def stable(report: dict) -> dict:
-    """The report without what legitimately differs between runs (times, cache use)."""
-    report = json.loads(json.dumps(report))
-    report.pop("timings")
-    report["project"].pop("root")
-    for test in report["baseline"]["tests"]:
-        test.pop("duration")
-    mutation = report["mutation"]
-    for key in ("duration", "mutants_per_second", "cache_hits"):
-        mutation.pop(key)
-    for mutant in mutation["mutants"]:
-        mutant.pop("duration")
-        mutant.pop("cached")
-        if mutant["status"] == "Timeout":
-            mutant["status_reason"] = ""
-    return report
 
 
 @pytest.fixture(scope="module")

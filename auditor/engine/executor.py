@@ -44,7 +44,8 @@ class _Runner:
 
 @dataclass
 class RunnerPool:
-    """Starts `jobs` runners over a project; `run` feeds them jobs until all are done."""
+    """Starts `jobs` runners over a project; `run` feeds them jobs until all are done
+    (call it once per batch: the runners stay up between batches); `close` stops them."""
 
     root: Path
     test_paths: list[str]
@@ -99,9 +100,9 @@ class RunnerPool:
         pending = _Lookahead(iter(jobs))
         if not pending:
             return
-        wanted = self.jobs
+        if not self.runners:
+            self.runners = [self._start(n) for n in range(self.jobs)]
         selector = selectors.DefaultSelector()
-        self.runners = [self._start(n) for n in range(wanted)]
         for runner in self.runners:
             selector.register(runner.process.stdout, selectors.EVENT_READ, runner)
         in_flight = 0
@@ -134,9 +135,10 @@ class RunnerPool:
                             in_flight -= 1
                             on_result(JobResult.model_validate(message))
         except KeyboardInterrupt:
+            self.close()
             raise IncompleteRunError("mutate", "interrupted; finished results are cached") from None
         finally:
-            self.close()
+            selector.close()
 
     def _enforce_deadlines(self) -> None:
         """A runner stuck in start-up or past a job's timeout is killed (and replaced)."""

@@ -156,6 +156,7 @@ def run_mutation(
             for batch in (extreme, rest):
                 pool.run((_job(m, module_names[m.abs_path]) for m in batch), on_result)
         finally:
+            pool.close()
             cache.close()
     mutants = sorted(
         (_to_report(m, results.get(m.id), m.id in cached) for m in planned),
