@@ -67,6 +67,9 @@ class TestResult(_Model):
     message: str = ""
     """Why it did not pass: the last line of the failure, the timeout, the crash."""
     blocked: list[BlockedAction] = Field(default_factory=list)
+    spawns_python: bool = False
+    """The test started another Python process: code it runs there is not measured, so
+    mutants it might catch run through a copy of the project (the `copy` path)."""
     lines: dict[str, list[int]] = Field(default_factory=dict)
     """Source file -> lines this test executed (setup, call and teardown)."""
     arcs: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
@@ -157,9 +160,11 @@ class Mutant(_Model):
     diff: str
     status: MutantStatus
     status_reason: str = ""
-    path: Literal["swap", "module", "none"]
+    path: Literal["swap", "module", "copy", "none"]
     """How it ran: `swap` replaced the function's code object in a forked child; `module`
-    re-executed the mutated module there; `none` did not run (no coverage, ignored)."""
+    re-executed the mutated module there; `copy` ran the tests that start a Python
+    subprocess on a temporary copy of the project with the mutated file (no in-process
+    test reaches the line); `none` did not run (no coverage, ignored)."""
     covered_by: list[str] = Field(default_factory=list)
     killed_by: list[str] = Field(default_factory=list)
     kill_kind: Literal["assertion", "error", "crash", ""] = ""

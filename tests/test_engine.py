@@ -72,6 +72,12 @@ def test_dropping_the_last_closure_variable_still_swaps(traps):
     assert (mutant["status"], mutant["path"]) == ("Killed", "swap")
 
 
+def test_code_run_only_in_a_subprocess_is_mutated_through_a_copy(traps):
+    mutant = traps["traps/cli.py::main::arithmetic.swap@2:10#0"]
+    assert (mutant["status"], mutant["path"]) == ("Killed", "copy")
+    assert mutant["killed_by"] == ["tests/test_cli.py::test_cli_doubles_its_argument"]
+
+
 def test_identical_mutants_run_once(traps):
     duplicate = traps["traps/core.py::Greeter.greet::returns.value@1:15#0"]
     assert duplicate["status"] == "Ignored"

@@ -44,6 +44,7 @@ def main(spec_path: str) -> int:
     events = open(spec.events_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
     plugin = BaselinePlugin(cov, events, spec.test_timeout)
     guard.install(spec.allowed_roots, plugin.record_blocked)
+    sys.addaudithook(plugin.watch_subprocesses)
     args = [
         *spec.test_paths,
         "--rootdir",

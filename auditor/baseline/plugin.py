@@ -8,7 +8,9 @@ parent, so the parent knows which test was running if the child dies.
 from __future__ import annotations
 
 import json
+import os
 import signal
+import sys
 from collections.abc import Generator
 from typing import IO, Any
 
@@ -43,10 +45,18 @@ class BaselinePlugin:
         self._current: str | None = None
         self._blocked: list[Blocked] = []
         self._phases: dict[str, dict[str, Any]] = {}
+        self._spawns = False
 
     def emit(self, kind: str, **data: Any) -> None:
         self._events.write(json.dumps({"kind": kind, **data}) + "\n")
         self._events.flush()
+
+    def watch_subprocesses(self, event: str, args: tuple) -> None:
+        """Audit hook: note tests that start another Python (their code runs unmeasured)."""
+        if event == "subprocess.Popen" and self._current is not None:
+            executable = str(args[0] or (args[1][0] if args[1] else ""))
+            if "python" in os.path.basename(executable) or executable == sys.executable:
+                self._spawns = True
 
     def record_blocked(self, blocked: Blocked) -> None:
         if self._current is not None:
@@ -78,6 +88,7 @@ class BaselinePlugin:
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, None, None]:
         self._current = item.nodeid
         self._blocked = []
+        self._spawns = False
         self._phases[item.nodeid] = {"outcomes": {}, "duration": 0.0, "message": ""}
         self.emit(protocol.START, nodeid=item.nodeid)
         yield
@@ -146,6 +157,7 @@ class BaselinePlugin:
             duration=state["duration"],
             message=message,
             blocked=[{"event": b.event, "target": b.target} for b in self._blocked],
+            spawns_python=self._spawns,
         )
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -249,4 +249,5 @@ class BaselineRunner:
             "duration": 0.0,
             "message": message,
             "blocked": [],
+            "spawns_python": False,
         }

@@ -58,6 +58,7 @@ def run_baseline(
                 duration=round(raw["duration"], 6),
                 message=raw["message"],
                 blocked=[BlockedAction(**blocked) for blocked in raw["blocked"]],
+                spawns_python=raw.get("spawns_python", False),
             )
             if result.outcome == "passed":
                 result.lines, result.arcs = coverage.test_lines_and_arcs(result.nodeid)

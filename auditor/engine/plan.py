@@ -93,6 +93,8 @@ class Planner:
         """Digest of conftest files and config: part of every cache key."""
         passing = [test for test in baseline.tests if test.outcome == "passed"]
         self.durations = {test.nodeid: test.duration for test in passing}
+        self.spawning = [test.nodeid for test in passing if test.spawns_python]
+        """Tests that start another Python: they may run code no in-process test reaches."""
         self.tests_by_line: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
         for test in passing:
             for file, lines in test.lines.items():
@@ -158,6 +160,20 @@ class Planner:
             )
             planned.append(mutant)
             tests = file_tests if at_import else set().union(*(by_line.get(n, ()) for n in lines))
+            if not file_tests and self.spawning:
+                # No test runs this file in process, but some start Python: it may be
+                # the code they run there.
+                mutant.path = "copy"
+                mutant.tests = self._ordered(self.spawning)
+                mutant.cache_key = _digest(
+                    __version__,
+                    mutant_id,
+                    site.replacement,
+                    source,
+                    sorted((t, self._test_digest(t)) for t in mutant.tests),
+                    self.shared_sources,
+                )
+                continue
             if not tests:
                 mutant.status, mutant.path = "NoCoverage", "none"
                 mutant.status_reason = "no passing test runs this line"

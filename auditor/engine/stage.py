@@ -15,6 +15,7 @@ from auditor.config import AuditConfig
 from auditor.discovery import Project
 from auditor.engine import scoring
 from auditor.engine.cache import ResultCache
+from auditor.engine.copies import run_in_copy
 from auditor.engine.executor import RunnerPool
 from auditor.engine.plan import PlannedMutant, Planner, TimeoutPolicy, plan
 from auditor.engine.protocol import Job, JobResult
@@ -56,6 +57,24 @@ def _job(mutant: PlannedMutant, module_name: str) -> Job:
         target_name=mutant.target[1],
         code_b64=Job.encode_code(mutant.function_code) if mutant.function_code else "",
         module_source=mutant.site.apply(mutant.source) if mutant.path == "module" else "",
+    )
+
+
+def _run_copy(
+    project: Project, config: AuditConfig, mutant: PlannedMutant, passing: set[str]
+) -> JobResult:
+    started = time.perf_counter()
+    run = run_in_copy(
+        project, config, mutant.file, mutant.site.apply(mutant.source), mutant.tests, passing
+    )
+    return JobResult(
+        id=mutant.id,
+        status="Killed" if run.red else "Survived",
+        killed_by=run.failing[:1],
+        kill_kind=("assertion" if run.by_check else "error") if run.red else "",
+        ran=len(mutant.tests),
+        duration=round(time.perf_counter() - started, 4),
+        detail=run.reason,
     )
 
 
@@ -150,11 +169,16 @@ def run_mutation(
             jobs=jobs,
         )
         # The extreme family first: pseudo-tested functions show up before the full run.
-        extreme = [m for m in to_run if m.site.family == "extreme"]
-        rest = [m for m in to_run if m.site.family != "extreme"]
+        in_process = [m for m in to_run if m.path != "copy"]
+        extreme = [m for m in in_process if m.site.family == "extreme"]
+        rest = [m for m in in_process if m.site.family != "extreme"]
         try:
             for batch in (extreme, rest):
                 pool.run((_job(m, module_names[m.abs_path]) for m in batch), on_result)
+            pool.close()
+            passing = {t.nodeid for t in baseline.tests if t.outcome == "passed"}
+            for mutant in (m for m in to_run if m.path == "copy"):
+                on_result(_run_copy(project, config, mutant, passing))
         finally:
             pool.close()
             cache.close()
@@ -165,7 +189,7 @@ def run_mutation(
     passing = [t.nodeid for t in baseline.tests if t.outcome == "passed"]
     functions = scoring.function_scores(mutants)
     duration = time.perf_counter() - started
-    paths = {"swap": 0, "module": 0, "none": 0}
+    paths = {"swap": 0, "module": 0, "copy": 0, "none": 0}
     for mutant in mutants:
         paths[mutant.path] += 1
     executed = len(to_run)

@@ -7,49 +7,21 @@ engine's Killed must be a red suite, its Survived a green one."""
 from __future__ import annotations
 
 import random
-import shutil
-import tempfile
-from pathlib import Path
 
-from auditor.baseline.coverage_data import relative
-from auditor.baseline.runner import BaselineRunner
 from auditor.config import AuditConfig
 from auditor.discovery import Project
-from auditor.errors import AuditError
+from auditor.engine.copies import run_in_copy, suite_paths
 from auditor.report import BaselineSection, Disagreement, Mutant, Verification
-
-_IGNORED = shutil.ignore_patterns(".audit", ".git", "__pycache__", ".benchmarks", ".hypothesis")
 
 
 def mutated_source(source: str, mutant: Mutant) -> str:
+    """The report's mutant applied to the current source (which must not have changed)."""
     lines = source.splitlines(keepends=True)
     start = sum(len(line) for line in lines[: mutant.line - 1]) + mutant.col
     end = start + len(mutant.original)
     if source[start:end] != mutant.original:
         raise ValueError(f"{mutant.file} changed since the mutant was made")
     return source[:start] + mutant.replacement + source[end:]
-
-
-def _suite_is_red(copy: Path, project: Project, config: AuditConfig, passing: set[str]) -> bool:
-    with tempfile.TemporaryDirectory(prefix="audit-verify-run-") as scratch:
-        runner = BaselineRunner(
-            root=copy,
-            test_paths=[relative(str(path), project.root) for path in project.test_paths],
-            source_dirs=[str(copy / relative(str(p), project.root)) for p in project.source_paths],
-            source_roots=[str(copy / relative(str(p), project.root)) for p in project.source_roots],
-            allow_write=config.allow_write,
-            test_timeout=config.test_timeout,
-            memory_limit_mb=config.memory_limit_mb,
-            workdir=Path(scratch),
-        )
-        try:
-            outcome = runner.run(lambda done, total: None)
-        except AuditError:
-            return True  # the suite cannot even be collected: the mutant is detected
-        if outcome.collection_errors:
-            return True
-        results = outcome.results + outcome.removed
-        return any(r["nodeid"] in passing and r["outcome"] != "passed" for r in results)
 
 
 def verify_sample(
@@ -67,14 +39,15 @@ def verify_sample(
     passing = {t.nodeid for t in baseline.tests if t.outcome == "passed"}
     disagreements = []
     for mutant in sorted(sample, key=lambda m: m.id):
-        with tempfile.TemporaryDirectory(prefix="audit-verify-") as scratch:
-            copy = Path(scratch) / project.root.name
-            shutil.copytree(project.root, copy, ignore=_IGNORED, symlinks=True)
-            target = copy / mutant.file
-            target.write_text(
-                mutated_source(target.read_text(encoding="utf-8"), mutant), encoding="utf-8"
-            )
-            red = _suite_is_red(copy, project, config, passing)
+        source = (project.root / mutant.file).read_text(encoding="utf-8")
+        red = run_in_copy(
+            project,
+            config,
+            mutant.file,
+            mutated_source(source, mutant),
+            suite_paths(project),
+            passing,
+        ).red
         if red != (mutant.status == "Killed"):
             disagreements.append(
                 Disagreement(
