@@ -21,10 +21,12 @@ _SHOWN_SURVIVORS = 10
 
 
 def _render_mutation(mutation, console: Console) -> None:
-    rate = f"{mutation.mutants_per_second:g} mutants/s" if mutation.mutants_per_second else ""
+    details = [f"{mutation.jobs} workers", f"{mutation.cache_hits} from cache"]
+    if mutation.mutants_per_second:
+        details.insert(0, f"{mutation.mutants_per_second:g} mutants/s")
     console.print(
         f"mutation: {len(mutation.mutants)} mutants in {mutation.duration:g}s "
-        f"({rate}, {mutation.jobs} workers, {mutation.cache_hits} from cache)"
+        f"({', '.join(details)})"
     )
     if mutation.pseudo_tested:
         console.print(
