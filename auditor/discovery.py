@@ -82,13 +82,10 @@ def _pytest_section(candidate: Path) -> dict[str, str] | None:
         parser.read_string(text)
     except configparser.Error:
         return None
-    section = {"pytest.ini": "pytest", "tox.ini": "pytest", "setup.cfg": "tool:pytest"}[
-        candidate.name
-    ]
-    if candidate.name == "pytest.ini" and not parser.has_section(section):
-        return {}
+    dedicated = candidate.name in ("pytest.ini", ".pytest.ini")
+    section = "tool:pytest" if candidate.name == "setup.cfg" else "pytest"
     if not parser.has_section(section):
-        return None
+        return {} if dedicated else None  # a pytest.ini configures pytest even when empty
     return dict(parser.items(section))
 
 
@@ -98,11 +95,9 @@ def find_rootdir(start: Path) -> tuple[Path, Path | None, dict[str, str]]:
         for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
             candidate = folder / name
             if candidate.is_file():
-                options = _pytest_section(
-                    candidate if name != ".pytest.ini" else candidate.with_name("pytest.ini")
-                )
-                if name == ".pytest.ini" or options is not None:
-                    return folder, candidate, options or {}
+                options = _pytest_section(candidate)
+                if options is not None:
+                    return folder, candidate, options
     for folder in (start, *start.parents):
         if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
             return folder, None, {}

@@ -13,9 +13,13 @@ from auditor.report import (
 )
 
 
-def _at_least(name: str, threshold: float, actual: float, unit: str = "%") -> GateCondition:
-    passed = actual >= threshold
-    relation = ">=" if passed else "<"
+def _condition(
+    name: str, threshold: float, actual: float, at_least: bool, unit: str = ""
+) -> GateCondition:
+    passed = actual >= threshold if at_least else actual <= threshold
+    relation = {(True, True): ">=", (True, False): "<", (False, True): "<=", (False, False): ">"}[
+        (at_least, passed)
+    ]
     return GateCondition(
         name=name,
         threshold=threshold,
@@ -25,16 +29,12 @@ def _at_least(name: str, threshold: float, actual: float, unit: str = "%") -> Ga
     )
 
 
+def _at_least(name: str, threshold: float, actual: float) -> GateCondition:
+    return _condition(name, threshold, actual, at_least=True, unit="%")
+
+
 def _at_most(name: str, threshold: float, actual: float) -> GateCondition:
-    passed = actual <= threshold
-    relation = "<=" if passed else ">"
-    return GateCondition(
-        name=name,
-        threshold=threshold,
-        actual=actual,
-        passed=passed,
-        message=f"{name}: {actual:g} {relation} {threshold:g}",
-    )
+    return _condition(name, threshold, actual, at_least=False)
 
 
 def failing_tests(baseline: BaselineSection) -> int:

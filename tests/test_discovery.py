@@ -62,3 +62,22 @@ def test_project_without_code_asks_for_src(tmp_path: Path):
     (tmp_path / "pyproject.toml").write_text("")
     with pytest.raises(DiscoveryError, match="name it with --src"):
         discover(["tests"], [], tmp_path)
+
+
+def test_dot_pytest_ini_is_read_as_the_inifile(tmp_path: Path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / ".pytest.ini").write_text("[pytest]\ntestpaths = tests\n")
+    project = discover(["tests"], [], tmp_path)
+    assert project.inifile == tmp_path / ".pytest.ini"
+    assert project.ini_options == {"testpaths": "tests"}
+
+
+def test_empty_pytest_ini_still_marks_the_rootdir(tmp_path: Path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pytest.ini").write_text("")
+    project = discover(["tests"], [], tmp_path)
+    assert (project.root, project.inifile) == (tmp_path, tmp_path / "pytest.ini")
