@@ -39,6 +39,8 @@ def cli() -> None:
     \b
     audit tests/                         audit the suite in tests/
     audit tests/ --src mypkg --json r.json
+    audit tests/ --html report.html --sarif audit.sarif
+    audit report .audit/report.json --html report.html   re-render, no re-run
     audit schema                         print the JSON report's schema
 
     Run `audit run --help` for every option of an audit.
@@ -58,6 +60,38 @@ def _parse_max_smells(values: tuple[str, ...]) -> dict[str, int]:
             )
         limits[severity] = int(number)
     return limits
+
+
+_FORMATS = {
+    "html": "the HTML report for QA leads",
+    "markdown": "a Markdown summary (PR comment, $GITHUB_STEP_SUMMARY)",
+    "sarif": "SARIF 2.1.0 for code scanning",
+    "stryker": "Stryker mutation-testing-report-schema v2 JSON",
+    "junit": "JUnit XML, one testcase per gate condition",
+}
+
+
+def _output_options(command: Any) -> Any:
+    """Adds --html/--markdown/--sarif/--stryker/--junit PATH and --compare OLD.json."""
+    command = click.option(
+        "--compare",
+        "compare_path",
+        type=click.Path(),
+        help="A previous JSON report: HTML and Markdown show the change since then.",
+    )(command)
+    for name, what in reversed(_FORMATS.items()):
+        command = click.option(f"--{name}", type=click.Path(), help=f"Write {what}.")(command)
+    return command
+
+
+def _output_targets(
+    flags: dict[str, str | None], configured: dict[str, str | None], cwd: Path, root: Path
+) -> dict[str, Path]:
+    """Flags (relative to the current folder) win over `[tool.audit.outputs]` (relative
+    to the project root)."""
+    targets = {name: root / path for name, path in configured.items() if path}
+    targets.update({name: cwd / path for name, path in flags.items() if path})
+    return {name: path.resolve() for name, path in targets.items()}
 
 
 @cli.command()
@@ -86,6 +120,7 @@ def _parse_max_smells(values: tuple[str, ...]) -> dict[str, int]:
 @click.option("--min-covered-score", type=float, help="Gate: minimum score on covered code (%).")
 @click.option("--max-surviving", type=int, help="Gate: most surviving mutants allowed.")
 @click.option("--max-pseudo-tested", type=int, help="Gate: most pseudo-tested functions.")
+@_output_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars, only the summary.")
 def run(
     tests: tuple[str, ...],
@@ -109,12 +144,19 @@ def run(
     min_covered_score: float | None,
     max_surviving: int | None,
     max_pseudo_tested: int | None,
+    html: str | None,
+    markdown: str | None,
+    sarif: str | None,
+    stryker: str | None,
+    junit: str | None,
+    compare_path: str | None,
     quiet: bool,
 ) -> None:
     """Audit the pytest suite in TESTS (default: the configured tests, or tests/)."""
     from auditor.pipeline import resolve_config, run_audit
     from auditor.progress import RichProgress, SilentProgress
     from reports import terminal
+    from reports.outputs import read_report, write_outputs
 
     cwd = Path.cwd()
     overrides: dict[str, Any] = {}
@@ -173,8 +215,50 @@ def run(
         report.write(output)
     except OSError as exc:
         raise AuditError("report", f"cannot write {output}: {exc.strerror or exc}") from None
+    flags = {"html": html, "markdown": markdown, "sarif": sarif, "stryker": stryker}
+    flags["junit"] = junit
+    targets = _output_targets(flags, config.outputs.model_dump(), cwd, root)
+    previous = read_report(cwd / compare_path, "previous report") if compare_path else None
+    written = write_outputs(report, targets, previous)
     terminal.render(report, stdout, str(output))
+    for path in written:
+        stdout.print(f"wrote {path}")
     sys.exit(ExitCode.PASSED if report.gate.verdict == "pass" else ExitCode.GATE_FAILED)
+
+
+@cli.command()
+@click.argument("report_path", metavar="REPORT", type=click.Path())
+@_output_options
+def report(
+    report_path: str,
+    html: str | None,
+    markdown: str | None,
+    sarif: str | None,
+    stryker: str | None,
+    junit: str | None,
+    compare_path: str | None,
+) -> None:
+    """Re-render a saved JSON REPORT without running anything.
+
+    \b
+    audit report .audit/report.json --html report.html --sarif audit.sarif
+    audit report new.json --markdown summary.md --compare old.json
+    """
+    from reports import terminal
+    from reports.outputs import read_report, write_outputs
+
+    cwd = Path.cwd()
+    saved = read_report(cwd / report_path)
+    previous = read_report(cwd / compare_path, "previous report") if compare_path else None
+    flags = {"html": html, "markdown": markdown, "sarif": sarif, "stryker": stryker}
+    flags["junit"] = junit
+    targets = _output_targets(flags, {}, cwd, cwd)
+    stdout = Console()
+    if not targets:
+        terminal.render(saved, stdout, str(cwd / report_path))
+    for path in write_outputs(saved, targets, previous):
+        stdout.print(f"wrote {path}")
+    sys.exit(ExitCode.PASSED if saved.gate.verdict == "pass" else ExitCode.GATE_FAILED)
 
 
 @cli.command()

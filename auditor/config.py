@@ -39,6 +39,17 @@ class GateConfig(_Strict):
     max_pseudo_tested: int | None = Field(default=None, ge=0)
 
 
+class OutputsConfig(_Strict):
+    """Extra report files, each rendered from the JSON report; paths are relative to the
+    project root (config) or the current folder (flags)."""
+
+    html: str | None = None
+    markdown: str | None = None
+    sarif: str | None = None
+    stryker: str | None = None
+    junit: str | None = None
+
+
 class AuditConfig(_Strict):
     """Everything a run needs to know besides the paths on the command line."""
 
@@ -64,6 +75,7 @@ class AuditConfig(_Strict):
     verify_sample: int = Field(default=0, ge=0)
     """Re-check this many random mutants with a fresh run on a materialized copy."""
     gate: GateConfig = Field(default_factory=GateConfig)
+    outputs: OutputsConfig = Field(default_factory=OutputsConfig)
 
 
 def _describe(error: ValidationError, origin: str) -> str:

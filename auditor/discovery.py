@@ -57,6 +57,21 @@ class Project:
     source_files: tuple[Path, ...] = field(default=())
 
     @property
+    def collect_paths(self) -> tuple[Path, ...]:
+        """What pytest is given: the tests, plus the code under test when the project's
+        config collects doctests (`--doctest-modules`) from it, as a bare `pytest` would."""
+        if "--doctest-modules" not in self.ini_options.get("addopts", ""):
+            return self.test_paths
+        configured = self.ini_options.get("testpaths", "")
+        testpaths = {(self.root / name).resolve() for name in _split_list(configured)}
+        doctested = tuple(
+            path
+            for path in self.source_paths
+            if not testpaths or any(path == t or t in path.parents for t in testpaths)
+        )
+        return self.test_paths + doctested
+
+    @property
     def source_package_names(self) -> tuple[str, ...]:
         return tuple(sorted(path.stem for path in self.source_paths))
 
@@ -87,6 +102,11 @@ def _pytest_section(candidate: Path) -> dict[str, str] | None:
     if not parser.has_section(section):
         return {} if dedicated else None  # a pytest.ini configures pytest even when empty
     return dict(parser.items(section))
+
+
+def _split_list(value: str) -> list[str]:
+    """An ini list as discovery reads it: a TOML list's repr or whitespace-separated names."""
+    return [part.strip("[]'\",") for part in value.split() if part.strip("[]'\",")]
 
 
 def find_rootdir(start: Path) -> tuple[Path, Path | None, dict[str, str]]:

@@ -136,6 +136,18 @@ def run_audit(
         baseline=baseline,
         coverage=coverage,
         smells=smells,
+        sources=_sources(project),
         mutation=mutation,
         gate=gate,
     )
+
+
+def _sources(project: Project) -> dict[str, str]:
+    """The code under test as it was audited; files that do not decode are left out."""
+    sources = {}
+    for path in project.source_files:
+        try:
+            sources[relative(str(path), project.root)] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return dict(sorted(sources.items()))

@@ -10,6 +10,9 @@ Schema history:
   2: `mutation`: every mutant with its status (Stryker's names), covering and killing
      tests, path (function swap or module re-execution); scores per project, file,
      function and test; pseudo-tested functions; oracle gap.
+  3: `sources`: the text of every file under test, so that every output (annotated
+     source in HTML, Stryker's `source`) renders from the report alone;
+     `mutation.oracle_gap` for the whole project.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -245,6 +248,8 @@ class MutationSection(_Model):
     tests: list[TestMutation]
     pseudo_tested: list[str]
     """`file::function` of covered functions whose every extreme mutant survived."""
+    oracle_gap: float | None = None
+    """Covered lines with mutants where no mutant was detected, over the whole project."""
     paths: dict[str, int]
     cache_hits: int
     jobs: int
@@ -276,6 +281,8 @@ class Report(_Model):
     baseline: BaselineSection
     coverage: CoverageSection
     smells: SmellsSection
+    sources: dict[str, str] = Field(default_factory=dict)
+    """Relative path -> text of each file under test."""
     mutation: MutationSection | None = None
     probes: None = None
     escalation: None = None

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from mutators.base import Operator, code
 
@@ -263,8 +263,10 @@ class _SiteCollector(cst.CSTVisitor):
         function, function_line = scope.qualname, scope.def_line
         for target, replacement, description in operator.rewrite(node):
             position = self._position(target)
-            if position is None:
+            first = self._position(_leading_decorator(target) or target)
+            if position is None or first is None:
                 continue
+            position = CodeRange(first.start, position.end)
             start = self._offset(position.start.line, position.start.column)
             end = self._offset(position.end.line, position.end.column)
             text = replacement if isinstance(replacement, str) else code(replacement)
@@ -304,6 +306,16 @@ class _SiteCollector(cst.CSTVisitor):
 def _shorten(text: str, limit: int = 60) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _leading_decorator(node: cst.CSTNode) -> cst.Decorator | None:
+    """libcst places a decorated definition at its `def`; a block that opens with one
+    starts at its first decorator."""
+    if isinstance(node, cst.IndentedBlock) and node.body:
+        first = node.body[0]
+        if isinstance(first, (cst.FunctionDef, cst.ClassDef)) and first.decorators:
+            return first.decorators[0]
+    return None
 
 
 def find_mutations(source: str, operators: Sequence[Operator]) -> list[Site]:

@@ -59,7 +59,7 @@ def test_report_validates_against_the_printed_schema(fixture_runs):
     _, report, _, _ = fixture_runs["shop", "tests_shallow"]
     schema = json.loads(run_audit("schema", cwd=Path("/")).stdout)
     jsonschema.validate(report, schema)
-    assert report["schema_version"] == 2
+    assert report["schema_version"] == 3
     assert report["probes"] is None
 
 
@@ -114,6 +114,22 @@ def test_gate_from_pyproject_passes_on_the_strong_suite(project_copy, tmp_path):
     result = run_audit("tests_strong", "-q", "--json", str(tmp_path / "r.json"), cwd=root)
     assert result.returncode == 0, result.stdout
     assert "gate: PASS (2 conditions)" in result.stdout
+
+
+def test_outputs_from_pyproject_are_written_relative_to_the_project(project_copy, tmp_path):
+    root = project_copy("shop")
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text() + '\n[tool.audit.outputs]\njunit = "out/gate.xml"\n'
+    )
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    result = run_audit(
+        str(root / "tests_strong"), "-q", "--no-mutation", "--markdown", "s.md", cwd=work
+    )
+    assert result.returncode == 0, result.stderr
+    assert (root / "out" / "gate.xml").read_text().startswith("<?xml")
+    assert (work / "s.md").read_text().startswith("## audit: PASS")
 
 
 def test_unknown_config_key_exits_2_naming_it(project_copy):

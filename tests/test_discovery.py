@@ -81,3 +81,19 @@ def test_empty_pytest_ini_still_marks_the_rootdir(tmp_path: Path):
     (tmp_path / "pytest.ini").write_text("")
     project = discover(["tests"], [], tmp_path)
     assert (project.root, project.inifile) == (tmp_path, tmp_path / "pytest.ini")
+
+
+def test_doctest_modules_adds_the_code_under_test_to_what_pytest_collects(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests", "pkg"]\naddopts = "--doctest-modules"\n'
+    )
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "tests").mkdir()
+    project = discover(["tests"], [], tmp_path)
+    assert project.collect_paths == (tmp_path / "tests", tmp_path / "pkg")
+
+
+def test_without_doctest_modules_pytest_collects_only_the_tests():
+    project = discover(["tests_shallow"], [], FIXTURES / "shop")
+    assert project.collect_paths == project.test_paths

@@ -37,6 +37,13 @@ def test_a_mutant_that_loops_forever_times_out(traps):
     assert mutant["status"] == "Timeout"
 
 
+def test_a_mutant_that_grows_memory_without_bound_is_stopped_long_before_its_timeout(traps):
+    mutant = traps["traps/core.py::buffers::augmented.swap@4:8#0"]
+    assert mutant["status"] == "Timeout"
+    assert "runaway memory" in mutant["status_reason"]
+    assert mutant["duration"] < 2
+
+
 def test_a_mutant_that_segfaults_is_killed_by_the_running_test(traps):
     mutant = traps["traps/core.py::crash::boolean.condition@1:7#1"]
     assert mutant["status"] == "Killed"
@@ -76,6 +83,12 @@ def test_code_run_only_in_a_subprocess_is_mutated_through_a_copy(traps):
     mutant = traps["traps/cli.py::main::arithmetic.swap@2:10#0"]
     assert (mutant["status"], mutant["path"]) == ("Killed", "copy")
     assert mutant["killed_by"] == ["tests/test_cli.py::test_cli_doubles_its_argument"]
+
+
+def test_doctests_collected_by_the_project_config_kill_mutants(traps):
+    mutant = traps["traps/core.py::halve::arithmetic.swap@6:11#0"]
+    assert (mutant["status"], mutant["path"]) == ("Killed", "swap")
+    assert mutant["killed_by"] == ["traps/core.py::traps.core.halve"]
 
 
 def test_identical_mutants_run_once(traps):

@@ -29,7 +29,7 @@ def run_baseline(
     with tempfile.TemporaryDirectory(prefix="audit-baseline-") as scratch:
         runner = BaselineRunner(
             root=project.root,
-            test_paths=[relative(str(path), project.root) for path in project.test_paths],
+            test_paths=[relative(str(path), project.root) for path in project.collect_paths],
             source_dirs=[str(path) for path in project.source_paths],
             source_roots=[str(path) for path in project.source_roots],
             allow_write=config.allow_write,

@@ -73,4 +73,4 @@ def run_in_copy(
 
 
 def suite_paths(project: Project) -> list[str]:
-    return [relative(str(path), project.root) for path in project.test_paths]
+    return [relative(str(path), project.root) for path in project.collect_paths]

@@ -54,6 +54,7 @@ class RunnerPool:
     source_roots: list[str]
     allow_write: list[str]
     memory_limit_mb: int
+    child_growth_limit_mb: int
     workdir: Path
     jobs: int
     runners: list[_Runner] = field(default_factory=list)
@@ -80,6 +81,7 @@ class RunnerPool:
             source_files=self.source_files,
             allowed_roots=[str(home), *self.allow_write],
             memory_limit_mb=self.memory_limit_mb,
+            child_growth_limit_mb=self.child_growth_limit_mb,
             log_file=str(home / "output.log"),
             basetemp=str(private_tmp / "basetemp"),
         )

@@ -15,6 +15,7 @@ class RunnerSpec(BaseModel):
     source_files: list[str]
     allowed_roots: list[str]
     memory_limit_mb: int
+    child_growth_limit_mb: int
     log_file: str
     basetemp: str
 

@@ -86,13 +86,17 @@ class RunnerPlugin:
             self._child(job, items, write_end)
             os._exit(0)  # not reached: _child always leaves with os._exit
         os.close(write_end)
-        output, timed_out = _read_until(read_end, job.timeout)
+        watch = MemoryWatch(pid, _resident_bytes(os.getpid()), self.spec.child_growth_limit_mb)
+        output, timed_out = _read_until(read_end, job.timeout, watch)
         os.close(read_end)
-        if timed_out:
+        if timed_out or watch.exceeded:
             _kill_group(pid)
         _, wait_status = os.waitpid(pid, 0)
         duration = time.monotonic() - started
-        return _verdict(job.id, output, timed_out, wait_status, duration, job.timeout)
+        verdict = _verdict(job.id, output, timed_out, wait_status, duration, job.timeout)
+        if watch.exceeded:
+            verdict.update(status="Timeout", detail=watch.describe())
+        return verdict
 
     def _child(self, job: Any, items: list[Any], channel: int) -> None:
         from _pytest.runner import runtestprotocol
@@ -155,15 +159,51 @@ class RunnerPlugin:
             os._exit(0)
 
 
-def _read_until(fd: int, timeout: float) -> tuple[bytes, bool]:
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+_MEMORY_POLL_SECONDS = 0.05
+
+
+def _resident_bytes(pid: int) -> int:
+    """Resident set size from /proc (0 where there is none: the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE_SIZE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+class MemoryWatch:
+    """Stops a runaway mutant by the memory it grows, long before its timeout.
+
+    The limit is on growth over the runner's own size at fork, and it is at least what
+    the whole baseline suite needed (`child_growth_limit_mb`), so the original code never
+    reaches it; a mutant that does is detected like a timeout."""
+
+    def __init__(self, pid: int, runner_bytes: int, growth_limit_mb: int) -> None:
+        self.pid = pid
+        self.limit = runner_bytes + growth_limit_mb * 1024 * 1024
+        self.growth_limit_mb = growth_limit_mb
+        self.exceeded = False
+
+    def check(self) -> bool:
+        self.exceeded = _resident_bytes(self.pid) > self.limit
+        return self.exceeded
+
+    def describe(self) -> str:
+        return f"grew more than {self.growth_limit_mb} MB beyond the runner (runaway memory)"
+
+
+def _read_until(fd: int, timeout: float, watch: MemoryWatch) -> tuple[bytes, bool]:
     deadline = time.monotonic() + timeout
     chunks = []
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return b"".join(chunks), True
-        ready, _, _ = select.select([fd], [], [], remaining)
+        ready, _, _ = select.select([fd], [], [], min(remaining, _MEMORY_POLL_SECONDS))
         if not ready:
+            if watch.check():
+                return b"".join(chunks), False
             continue
         chunk = os.read(fd, 65536)
         if not chunk:

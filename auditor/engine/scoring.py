@@ -49,31 +49,52 @@ def is_detected(mutant: Mutant) -> bool:
     return mutant.status in ("Killed", "Timeout")
 
 
-def file_scores(mutants: list[Mutant]) -> list[FileMutation]:
+def _lines_with_mutants(group: list[Mutant]) -> tuple[set[int], set[int]]:
+    """(covered lines with mutants, lines where one was detected)."""
+    covered_lines: set[int] = set()
+    detected_lines: set[int] = set()
+    for mutant in group:
+        if mutant.status in ("Killed", "Timeout", "Survived"):
+            covered_lines.add(mutant.line)
+            if is_detected(mutant):
+                detected_lines.add(mutant.line)
+    return covered_lines, detected_lines
+
+
+def _gap_percent(gap: int, covered: int) -> float | None:
+    return round(100.0 * gap / covered, 2) if covered else None
+
+
+def _by_file(mutants: list[Mutant]) -> dict[str, list[Mutant]]:
     by_file: dict[str, list[Mutant]] = defaultdict(list)
     for mutant in mutants:
         by_file[mutant.file].append(mutant)
+    return dict(sorted(by_file.items()))
+
+
+def file_scores(mutants: list[Mutant]) -> list[FileMutation]:
     results = []
-    for path, group in sorted(by_file.items()):
-        covered_lines: set[int] = set()
-        detected_lines: set[int] = set()
-        for mutant in group:
-            if mutant.status in ("Killed", "Timeout", "Survived"):
-                covered_lines.add(mutant.line)
-                if is_detected(mutant):
-                    detected_lines.add(mutant.line)
+    for path, group in _by_file(mutants).items():
+        covered_lines, detected_lines = _lines_with_mutants(group)
         gap = sorted(covered_lines - detected_lines)
         results.append(
             FileMutation(
                 path=path,
                 scores=scores(group),
-                oracle_gap=round(100.0 * len(gap) / len(covered_lines), 2)
-                if covered_lines
-                else None,
+                oracle_gap=_gap_percent(len(gap), len(covered_lines)),
                 gap_lines=gap,
             )
         )
     return results
+
+
+def project_oracle_gap(mutants: list[Mutant]) -> float | None:
+    gap = covered = 0
+    for group in _by_file(mutants).values():
+        covered_lines, detected_lines = _lines_with_mutants(group)
+        gap += len(covered_lines - detected_lines)
+        covered += len(covered_lines)
+    return _gap_percent(gap, covered)
 
 
 def function_scores(mutants: list[Mutant]) -> list[FunctionMutation]:

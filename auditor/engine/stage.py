@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import resource
 import tempfile
 import time
 from collections import Counter
@@ -159,12 +160,13 @@ def run_mutation(
     with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
         pool = RunnerPool(
             root=project.root,
-            test_paths=[relative(str(path), project.root) for path in project.test_paths],
+            test_paths=[relative(str(path), project.root) for path in project.collect_paths],
             deselect=excluded,
             source_files=sorted(os.path.realpath(p) for p in project.source_files),
             source_roots=[str(path) for path in project.source_roots],
             allow_write=config.allow_write,
             memory_limit_mb=config.memory_limit_mb,
+            child_growth_limit_mb=_child_growth_limit_mb(config.memory_limit_mb),
             workdir=Path(scratch),
             jobs=jobs,
         )
@@ -203,6 +205,7 @@ def run_mutation(
         functions=functions,
         tests=scoring.states_of_tests(mutants, passing),
         pseudo_tested=[f"{f.file}::{f.function}" for f in functions if f.pseudo_tested],
+        oracle_gap=scoring.project_oracle_gap(mutants),
         paths=paths,
         cache_hits=len(cached),
         jobs=jobs,
@@ -210,3 +213,13 @@ def run_mutation(
         mutants_per_second=round(executed / duration, 2) if duration and executed else 0.0,
         verification=verification,
     )
+
+
+_MIN_CHILD_GROWTH_MB = 128
+
+
+def _child_growth_limit_mb(memory_limit_mb: int) -> int:
+    """How much a mutant's child may grow: at least the peak of the baseline child (the
+    largest child this process has waited for), which ran the whole suite under coverage."""
+    baseline_peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+    return min(memory_limit_mb, max(_MIN_CHILD_GROWTH_MB, baseline_peak_mb))

@@ -133,6 +133,20 @@ def test_extreme_of_a_generator_yields_nothing(mutate):
     assert [replacement for _, replacement in found] == ["yield from ()"]
 
 
+def test_extreme_of_a_body_opening_with_a_decorated_function_takes_the_decorator(mutants_of):
+    source = (
+        "import functools\n\n"
+        "def logged(function):\n"
+        "    @functools.wraps(function)\n"
+        "    def wrapper(*args):\n"
+        "        return function(*args)\n"
+        "    return wrapper\n"
+    )
+    outer = mutants_of(source, "extreme")[0]
+    assert "functools.wraps(function)" not in outer
+    compile(outer, "<mutant>", "exec")
+
+
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_every_mutant_of_a_realistic_module_compiles(mutants_of, family):
     source = (

@@ -1,0 +1,226 @@
+"""The HTML report for QA leads: one self-contained file (inline CSS, JS and SVG, no
+network), rendered with jinja2 from the report alone. Same report, same bytes."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from importlib.resources import files
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+
+from auditor.report import Mutant, Report
+from reports.summary import Change, compare, failed_conditions
+
+_STATUS_ORDER = ["Killed", "Timeout", "Survived", "NoCoverage", "RuntimeError", "CompileError"]
+_STATUS_COLOURS = {
+    "Killed": "#2e7d32",
+    "Timeout": "#66bb6a",
+    "Survived": "#c62828",
+    "NoCoverage": "#9e9e9e",
+    "RuntimeError": "#ef6c00",
+    "CompileError": "#6d4c41",
+}
+_TESTS_SHOWN_PER_LINE = 20
+
+
+@dataclass
+class SourceLine:
+    number: int
+    text: str
+    state: str
+    """`covered`, `missed` or `plain` (not a statement)."""
+    tests: list[str]
+    mutants: list[Mutant] = field(default_factory=list)
+
+    @property
+    def survivors(self) -> list[Mutant]:
+        return [mutant for mutant in self.mutants if mutant.status == "Survived"]
+
+    @property
+    def tests_title(self) -> str:
+        shown = self.tests[:_TESTS_SHOWN_PER_LINE]
+        more = len(self.tests) - len(shown)
+        return "\n".join(shown + ([f"... and {more} more"] if more > 0 else []))
+
+
+@dataclass
+class SourceFile:
+    path: str
+    lines: list[SourceLine]
+    survived: int
+    line_percent: float | None
+
+
+@dataclass
+class Bar:
+    label: str
+    coverage: float
+    score: float | None
+
+
+@dataclass
+class Segment:
+    status: str
+    count: int
+    x: float
+    width: float
+    colour: str
+
+
+def _environment() -> Environment:
+    environment = Environment(
+        loader=PackageLoader("reports", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    environment.filters["pct"] = lambda value: "-" if value is None else f"{value:.1f}%"
+    environment.filters["seconds"] = lambda value: f"{value:.3f} s"
+    return environment
+
+
+def _asset(name: str) -> Markup:
+    """Our own CSS and JS, inlined as they are (never user text)."""
+    return Markup(files("reports").joinpath("templates", name).read_text(encoding="utf-8"))
+
+
+def _lines_by_test(report: Report) -> dict[str, dict[int, list[str]]]:
+    covering: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for test in report.baseline.tests:
+        if test.outcome != "passed":
+            continue
+        for path, lines in test.lines.items():
+            for line in lines:
+                covering[path][line].append(test.nodeid)
+    return covering
+
+
+def _source_files(report: Report) -> list[SourceFile]:
+    covering = _lines_by_test(report)
+    coverage = {file.path: file for file in report.coverage.files}
+    mutants: dict[str, dict[int, list[Mutant]]] = defaultdict(lambda: defaultdict(list))
+    for mutant in report.mutation.mutants if report.mutation else []:
+        mutants[mutant.file][mutant.line].append(mutant)
+    result = []
+    for path, text in report.sources.items():
+        file_coverage = coverage.get(path)
+        missing = set(file_coverage.missing_lines) if file_coverage else set()
+        import_time = set(report.baseline.import_time_lines.get(path, []))
+        lines = []
+        for number, line_text in enumerate(text.splitlines(), start=1):
+            tests = sorted(covering[path].get(number, []))
+            if number in missing:
+                state = "missed"
+            elif tests or number in import_time:
+                state = "covered"
+            else:
+                state = "plain"
+            lines.append(
+                SourceLine(
+                    number,
+                    line_text,
+                    state,
+                    tests,
+                    sorted(mutants[path].get(number, []), key=lambda m: m.id),
+                )
+            )
+        survived = sum(len(line.survivors) for line in lines)
+        percent = file_coverage.counts.line_percent if file_coverage else None
+        result.append(SourceFile(path, lines, survived, percent))
+    return result
+
+
+def _bars(report: Report) -> list[Bar]:
+    scores = (
+        {file.path: file.scores.score for file in report.mutation.files} if report.mutation else {}
+    )
+    return [
+        Bar(file.path, file.counts.line_percent, scores.get(file.path))
+        for file in report.coverage.files
+        if file.counts.statements
+    ]
+
+
+def _segments(report: Report, width: float) -> list[Segment]:
+    if report.mutation is None:
+        return []
+    counts: dict[str, int] = defaultdict(int)
+    for mutant in report.mutation.mutants:
+        if mutant.status in _STATUS_COLOURS:
+            counts[mutant.status] += 1
+    total = sum(counts.values())
+    segments, x = [], 0.0
+    for status in _STATUS_ORDER:
+        if counts[status] and total:
+            part = width * counts[status] / total
+            segments.append(
+                Segment(
+                    status, counts[status], round(x, 2), round(part, 2), _STATUS_COLOURS[status]
+                )
+            )
+            x += part
+    return segments
+
+
+def _test_rows(report: Report) -> list[dict[str, Any]]:
+    states = {test.nodeid: test for test in report.mutation.tests} if report.mutation else {}
+    smells: dict[tuple[str, str], int] = defaultdict(int)
+    for smell in report.smells.findings:
+        smells[smell.file, smell.test] += 1
+    rows = []
+    for test in report.baseline.tests:
+        name = test.nodeid.split("::", 1)[-1].split("[", 1)[0].replace("::", ".")
+        mutation = states.get(test.nodeid)
+        rows.append(
+            {
+                "nodeid": test.nodeid,
+                "outcome": test.outcome,
+                "state": mutation.state.replace("_", " ") if mutation else "-",
+                "killed": mutation.killed if mutation else 0,
+                "smells": smells.get((test.file, name), 0),
+                "duration": test.duration,
+                "blocked": [f"{action.event} {action.target}" for action in test.blocked],
+                "message": test.message,
+            }
+        )
+    return rows
+
+
+def render(report: Report, previous: Report | None = None) -> str:
+    changes: list[Change] = compare(report, previous)
+    mutation = report.mutation
+    pseudo = set(mutation.pseudo_tested) if mutation else set()
+    context = {
+        "report": report,
+        "previous": previous,
+        "passed": report.gate.verdict == "pass" and report.status == "complete",
+        "reasons": failed_conditions(report),
+        "changes": changes,
+        "bars": _bars(report),
+        "segments": _segments(report, 600.0),
+        "colours": _STATUS_COLOURS,
+        "functions": [
+            {
+                "file": function.file,
+                "function": function.function,
+                "scores": function.scores,
+                "pseudo": f"{function.file}::{function.function}" in pseudo,
+            }
+            for function in (mutation.functions if mutation else [])
+        ],
+        "file_mutation": {file.path: file for file in mutation.files} if mutation else {},
+        "tests": _test_rows(report),
+        "sources": _source_files(report),
+        "mutants": sorted(mutation.mutants, key=lambda m: (m.file, m.line, m.col, m.id))
+        if mutation
+        else [],
+        "config_json": json.dumps(report.config, indent=2, sort_keys=True),
+        "css": _asset("report.css"),
+        "js": _asset("report.js"),
+    }
+    return _environment().get_template("report.html.j2").render(context)

@@ -1,0 +1,61 @@
+"""A short Markdown summary for PR comments and `$GITHUB_STEP_SUMMARY`."""
+
+from __future__ import annotations
+
+from auditor.report import Report
+from reports.summary import compare, failed_conditions, survivors
+
+_SHOWN_SURVIVORS = 10
+_SHOWN_SMELLS = 10
+
+
+def _cell(text: str) -> str:
+    """Table cells: no pipes or newlines from user text, code in backticks kept short."""
+    return text.replace("|", "\\|").replace("\n", " ").replace("`", "'")
+
+
+def render(report: Report, previous: Report | None = None) -> str:
+    verdict = "PASS" if report.gate.verdict == "pass" and report.status == "complete" else "FAIL"
+    lines = [f"## audit: {verdict}", ""]
+    reasons = failed_conditions(report)
+    if reasons:
+        lines += [f"- :x: {_cell(reason)}" for reason in reasons] + [""]
+    elif not report.gate.conditions:
+        lines += ["No gate thresholds configured.", ""]
+    header = "| figure | value |" + (" change |" if previous else "")
+    rule = "|---|---:|" + ("---:|" if previous else "")
+    lines += [header, rule]
+    for change in compare(report, previous):
+        row = f"| {change.figure.label} | {change.figure.text} |"
+        if previous:
+            row += f" {change.text} |"
+        lines.append(row)
+    lines.append("")
+
+    found = survivors(report)
+    if found:
+        lines += [f"### Surviving mutants ({len(found)})", "", "| where | change |", "|---|---|"]
+        for mutant in found[:_SHOWN_SURVIVORS]:
+            lines.append(f"| `{mutant.file}:{mutant.line}` | `{_cell(mutant.description)}` |")
+        if len(found) > _SHOWN_SURVIVORS:
+            lines.append(f"| ... | {len(found) - _SHOWN_SURVIVORS} more in the full report |")
+        lines.append("")
+    if report.mutation and report.mutation.pseudo_tested:
+        lines += ["### Pseudo-tested functions", ""]
+        lines += [f"- `{name}`" for name in report.mutation.pseudo_tested] + [""]
+    findings = sorted(
+        report.smells.findings,
+        key=lambda s: (("high", "medium", "low").index(s.severity), s.file, s.line, s.code),
+    )
+    if findings:
+        lines += [f"### Test smells ({len(findings)})", "", "| where | rule | finding |"]
+        lines.append("|---|---|---|")
+        for smell in findings[:_SHOWN_SMELLS]:
+            lines.append(
+                f"| `{smell.file}:{smell.line}` | {smell.code} {smell.severity} "
+                f"| {_cell(smell.message)} |"
+            )
+        if len(findings) > _SHOWN_SMELLS:
+            lines.append(f"| ... | | {len(findings) - _SHOWN_SMELLS} more in the full report |")
+        lines.append("")
+    return "\n".join(lines)

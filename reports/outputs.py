@@ -1,0 +1,56 @@
+"""Write the configured outputs of a report: each renderer is a pure function of it."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+
+from auditor.errors import AuditError
+from auditor.report import Report
+from reports import html, junit, markdown, sarif, stryker
+
+FORMATS: dict[str, Callable[[Report, Report | None], str]] = {
+    "html": html.render,
+    "markdown": markdown.render,
+    "sarif": lambda report, previous: sarif.render(report),
+    "stryker": lambda report, previous: stryker.render(report),
+    "junit": lambda report, previous: junit.render(report),
+}
+"""Format name -> renderer(report, previous report or None)."""
+
+
+def write_outputs(
+    report: Report, targets: dict[str, Path], previous: Report | None = None
+) -> list[Path]:
+    """Render every requested format; each file is written whole or not at all."""
+    written = []
+    for name, path in sorted(targets.items()):
+        text = FORMATS[name](report, previous)
+        partial = path.with_name(path.name + ".partial")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial.write_text(text, encoding="utf-8")
+            partial.replace(path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+            raise AuditError("report", f"cannot write {path}: {exc.strerror or exc}") from None
+        written.append(path)
+    return written
+
+
+def read_report(path: Path, what: str = "report") -> Report:
+    """A saved JSON report, or a one-line error naming the file."""
+    from pydantic import ValidationError
+
+    try:
+        return Report.read(path)
+    except OSError as exc:
+        raise AuditError("report", f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "document"
+        raise AuditError(
+            "report", f"{path} is not an audit JSON report ({where}: {first['msg']})"
+        ) from None

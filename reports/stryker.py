@@ -1,0 +1,81 @@
+"""Stryker's mutation-testing-report-schema (v2) JSON: opens in Stryker's report viewer
+(`mutation-testing-elements`) and dashboard."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+from auditor.report import Mutant, Report
+
+_THRESHOLDS = {"high": 80, "low": 60}
+
+
+def _end_position(mutant: Mutant) -> dict[str, int]:
+    """Columns are 1-based in Stryker's schema; ours are 0-based with no end column, so
+    the end follows from the original text's extent."""
+    lines = mutant.original.split("\n")
+    if len(lines) == 1:
+        return {"line": mutant.line, "column": mutant.col + len(lines[0]) + 1}
+    return {"line": mutant.line + len(lines) - 1, "column": len(lines[-1]) + 1}
+
+
+def _mutant(mutant: Mutant) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "id": mutant.id,
+        "mutatorName": mutant.operator,
+        "replacement": mutant.replacement,
+        "description": mutant.description,
+        "location": {
+            "start": {"line": mutant.line, "column": mutant.col + 1},
+            "end": _end_position(mutant),
+        },
+        "status": mutant.status,
+        "coveredBy": mutant.covered_by,
+        "killedBy": mutant.killed_by,
+        "static": mutant.path == "module",
+    }
+    if mutant.status_reason:
+        entry["statusReason"] = mutant.status_reason
+    if mutant.duration:
+        entry["duration"] = round(mutant.duration * 1000)
+    return entry
+
+
+def _test_files(report: Report) -> dict[str, Any]:
+    files: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for test in report.baseline.tests:
+        files[test.file].append({"id": test.nodeid, "name": test.nodeid.split("::", 1)[-1]})
+    return {path: {"tests": tests} for path, tests in sorted(files.items())}
+
+
+def render(report: Report) -> str:
+    mutants_by_file: dict[str, list[Mutant]] = defaultdict(list)
+    for mutant in report.mutation.mutants if report.mutation else []:
+        mutants_by_file[mutant.file].append(mutant)
+    files = {
+        path: {
+            "language": "python",
+            "source": report.sources.get(path, ""),
+            "mutants": [_mutant(mutant) for mutant in mutants_by_file.get(path, [])],
+        }
+        for path in sorted(set(report.sources) | set(mutants_by_file))
+    }
+    document = {
+        "schemaVersion": "2",
+        "thresholds": _THRESHOLDS,
+        "projectRoot": report.project.root,
+        "files": files,
+        "testFiles": _test_files(report),
+        "framework": {
+            "name": "audit",
+            "version": report.tool.audit,
+            "dependencies": {
+                "pytest": report.tool.pytest,
+                "coverage": report.tool.coverage,
+                "python": report.tool.python,
+            },
+        },
+    }
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"

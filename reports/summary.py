@@ -1,0 +1,184 @@
+"""Headline figures every renderer shows, computed once from the report.
+
+A figure knows which direction is better, so a comparison with a previous report can say
+whether a change is an improvement without each renderer deciding again."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from auditor.report import Mutant, Report
+
+
+@dataclass(frozen=True)
+class Figure:
+    key: str
+    label: str
+    value: float | None
+    unit: Literal["%", ""]
+    better: Literal["higher", "lower"]
+    meaning: str
+
+    @property
+    def text(self) -> str:
+        if self.value is None:
+            return "-"
+        return f"{self.value:.1f}%" if self.unit == "%" else f"{self.value:g}"
+
+
+@dataclass(frozen=True)
+class Change:
+    figure: Figure
+    before: float | None
+
+    @property
+    def delta(self) -> float | None:
+        if self.figure.value is None or self.before is None:
+            return None
+        return round(self.figure.value - self.before, 2)
+
+    @property
+    def direction(self) -> Literal["better", "worse", "same", "new"]:
+        delta = self.delta
+        if delta is None:
+            return "new"
+        if delta == 0:
+            return "same"
+        improved = delta > 0 if self.figure.better == "higher" else delta < 0
+        return "better" if improved else "worse"
+
+    @property
+    def text(self) -> str:
+        delta = self.delta
+        if delta is None:
+            return ""
+        unit = " pts" if self.figure.unit == "%" else ""
+        return f"{delta:+g}{unit}"
+
+
+def _killing_share(report: Report) -> float | None:
+    if report.mutation is None or not report.mutation.tests:
+        return None
+    killing = sum(test.state == "killing" for test in report.mutation.tests)
+    return round(100.0 * killing / len(report.mutation.tests), 2)
+
+
+def figures(report: Report) -> list[Figure]:
+    totals = report.coverage.totals
+    mutation = report.mutation
+    scores = mutation.scores if mutation else None
+    survived = scores.counts.survived if scores else None
+    return [
+        Figure(
+            "line_coverage",
+            "line coverage",
+            totals.line_percent,
+            "%",
+            "higher",
+            "lines the passing tests run",
+        ),
+        Figure(
+            "branch_coverage",
+            "branch coverage",
+            totals.branch_percent,
+            "%",
+            "higher",
+            "branch directions the passing tests take",
+        ),
+        Figure(
+            "mutation_score",
+            "mutation score",
+            scores.score if scores else None,
+            "%",
+            "higher",
+            "injected bugs the suite detects, of all valid mutants",
+        ),
+        Figure(
+            "covered_score",
+            "score on covered code",
+            scores.covered_score if scores else None,
+            "%",
+            "higher",
+            "injected bugs detected in code the tests run: how well they check what they run",
+        ),
+        Figure(
+            "oracle_gap",
+            "oracle gap",
+            mutation.oracle_gap if mutation else None,
+            "%",
+            "lower",
+            "covered lines where no injected bug is detected: run, but not checked",
+        ),
+        Figure(
+            "killing_tests",
+            "killing tests",
+            _killing_share(report),
+            "%",
+            "higher",
+            "tests that caught at least one injected bug by a failing check",
+        ),
+        Figure(
+            "surviving",
+            "surviving mutants",
+            survived,
+            "",
+            "lower",
+            "injected bugs the tests run over without noticing",
+        ),
+        Figure(
+            "pseudo_tested",
+            "pseudo-tested functions",
+            len(mutation.pseudo_tested) if mutation else None,
+            "",
+            "lower",
+            "functions whose whole body can be removed without a test failing",
+        ),
+        Figure(
+            "smells_high",
+            "high-severity smells",
+            report.smells.counts["high"],
+            "",
+            "lower",
+            "tests that cannot fail or check nothing",
+        ),
+        Figure(
+            "smells_medium",
+            "medium-severity smells",
+            report.smells.counts["medium"],
+            "",
+            "lower",
+            "weak checks: truthiness, type-only, mocks only",
+        ),
+        Figure(
+            "smells_low",
+            "low-severity smells",
+            report.smells.counts["low"],
+            "",
+            "lower",
+            "style that hides intent",
+        ),
+    ]
+
+
+def compare(report: Report, previous: Report | None) -> list[Change]:
+    before = {figure.key: figure.value for figure in figures(previous)} if previous else {}
+    return [Change(figure, before.get(figure.key)) for figure in figures(report)]
+
+
+def by_place(mutants: list[Mutant]) -> list[Mutant]:
+    """By file, line and column: the order a reader works through them."""
+    return sorted(mutants, key=lambda mutant: (mutant.file, mutant.line, mutant.col, mutant.id))
+
+
+def survivors(report: Report) -> list[Mutant]:
+    if report.mutation is None:
+        return []
+    return by_place([mutant for mutant in report.mutation.mutants if mutant.status == "Survived"])
+
+
+def failed_conditions(report: Report) -> list[str]:
+    reasons = [condition.message for condition in report.gate.conditions if not condition.passed]
+    if report.status != "complete":
+        reasons.insert(0, "the run is incomplete")
+    return reasons

@@ -1,0 +1,134 @@
+"""The HTML report in a real headless Chromium (Debian's `chromium`, driven by Playwright):
+what a QA lead sees and clicks. Skips with the reason when no browser is installed."""
+
+import shutil
+
+import pytest
+
+from reports import html as html_renderer
+
+XSS = "<script>alert(1)</script>"
+_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        pytest.skip("no Chromium on this machine (Debian package `chromium`; .ci/run installs it)")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=_FLAGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def open_report(browser):
+    pages = []
+
+    def open_(path):
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.dialogs = []
+        page.errors = []
+        page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+        page.on("pageerror", lambda error: page.errors.append(str(error)))
+        page.goto(path.as_uri())
+        pages.append(page)
+        return page
+
+    yield open_
+    for page in pages:
+        page.close()
+
+
+def visible_column(page, table: str, index: int) -> list[str]:
+    return page.eval_on_selector_all(
+        f"#{table} tbody tr:not([hidden])",
+        f"rows => rows.map(row => row.cells[{index}].textContent.trim())",
+    )
+
+
+def test_the_verdict_and_the_failed_condition_are_visible(open_report, rendered):
+    page = open_report(rendered["html"])
+    assert page.locator("#verdict .verdict").inner_text() == "FAIL"
+    assert "min_mutation_score" in page.locator("#verdict .reasons").inner_text()
+    assert page.errors == []
+
+
+def test_headline_numbers_are_visible(open_report, rendered, report):
+    page = open_report(rendered["html"])
+    coverage = page.locator('.figure[data-key="line_coverage"] .value').inner_text()
+    score = page.locator('.figure[data-key="mutation_score"] .value').inner_text()
+    assert coverage == f"{report.coverage.totals.line_percent:.1f}%"
+    assert score == f"{report.mutation.scores.score:.1f}%"
+
+
+def test_a_surviving_mutant_link_opens_its_line_with_the_diff(open_report, rendered, report):
+    page = open_report(rendered["html"])
+    page.select_option("select[data-status-filter]", "Survived")
+    link = page.locator("#mutants-table tbody tr:not([hidden]) a").first
+    target = link.inner_text()
+    link.click()
+    path, line = target.rsplit(":", 1)
+    row = page.locator(f'[id="L-{path}-{line}"]')
+    assert row.is_visible()
+    card = page.locator(f'[id="src-{path}"] .mutant-card').first
+    assert card.is_visible()
+    assert "Survived" in card.inner_text()
+
+
+def test_sorting_a_column_orders_its_rows_both_ways(open_report, rendered):
+    page = open_report(rendered["html"])
+    header = page.locator("#mutants-table thead th", has_text="operator")
+    header.click()
+    ascending = visible_column(page, "mutants-table", 2)
+    assert ascending == sorted(ascending)
+    header.click()
+    descending = visible_column(page, "mutants-table", 2)
+    assert descending == sorted(descending, reverse=True)
+
+
+def test_filtering_by_status_and_text_hides_other_rows(open_report, rendered, report):
+    page = open_report(rendered["html"])
+    page.select_option("select[data-status-filter]", "Survived")
+    statuses = visible_column(page, "mutants-table", 4)
+    survivors = [m for m in report.mutation.mutants if m.status == "Survived"]
+    assert statuses == ["Survived"] * len(survivors)
+    page.fill('input[data-filter="mutants-table"]', "escape_free_join")
+    functions = visible_column(page, "mutants-table", 1)
+    assert functions and set(functions) == {"escape_free_join"}
+
+
+def test_script_in_test_names_and_source_stays_text(open_report, rendered):
+    page = open_report(rendered["html"])
+    page.locator("details#src-markup\\/render\\.py > summary").click()
+    assert XSS in page.locator("#tests-table").inner_text()
+    assert XSS in page.locator('[id="src-markup/render.py"]').inner_text()
+    assert page.dialogs == []
+    assert page.evaluate("document.querySelectorAll('script').length") == 1
+
+
+def test_five_thousand_mutants_load_paged(open_report, report, tmp_path):
+    template = report.mutation.mutants[0]
+    many = report.model_copy(deep=True)
+    many.mutation.mutants = [
+        template.model_copy(update={"id": f"{template.id}-{n:05d}", "line": 1 + n % 12})
+        for n in range(5000)
+    ]
+    path = tmp_path / "many.html"
+    path.write_text(html_renderer.render(many), encoding="utf-8")
+    page = open_report(path)
+    assert len(visible_column(page, "mutants-table", 0)) == 100
+    assert "page 1 of 50 (5000 rows)" in page.locator("#mutants .pager").inner_text()
+    page.locator("#mutants .pager button", has_text="next").click()
+    assert "page 2 of 50" in page.locator("#mutants .pager").inner_text()
+    assert page.errors == []

@@ -1,0 +1,78 @@
+"""Every output of a real audit validates against its published schema or format."""
+
+import json
+from xml.etree import ElementTree
+
+import jsonschema
+
+from tests.schemas import SARIF, STRYKER, published_schema
+
+
+def test_stryker_json_validates_against_the_mutation_testing_report_schema(rendered):
+    document = json.loads(rendered["stryker"].read_text())
+    jsonschema.validate(document, published_schema(STRYKER))
+
+
+def test_stryker_json_lists_every_mutant_with_its_tests(rendered, report):
+    files = json.loads(rendered["stryker"].read_text())["files"]
+    mutants = {m["id"]: m for file in files.values() for m in file["mutants"]}
+    assert set(mutants) == {m.id for m in report.mutation.mutants}
+    killed = next(m for m in report.mutation.mutants if m.status == "Killed")
+    assert mutants[killed.id]["killedBy"] == killed.killed_by
+    assert files["markup/render.py"]["source"] == report.sources["markup/render.py"]
+
+
+def test_stryker_locations_point_at_the_original_text(rendered, report):
+    files = json.loads(rendered["stryker"].read_text())["files"]
+    source = report.sources["markup/render.py"].splitlines()
+    for mutant in files["markup/render.py"]["mutants"]:
+        start, end = mutant["location"]["start"], mutant["location"]["end"]
+        if start["line"] == end["line"]:
+            text = source[start["line"] - 1][start["column"] - 1 : end["column"] - 1]
+            original = next(m for m in report.mutation.mutants if m.id == mutant["id"]).original
+            assert text == original
+
+
+def test_sarif_validates_against_the_sarif_2_1_0_schema(rendered):
+    document = json.loads(rendered["sarif"].read_text())
+    jsonschema.Draft4Validator(published_schema(SARIF)).validate(document)
+
+
+def test_sarif_has_a_result_per_survivor_and_smell(rendered, report):
+    results = json.loads(rendered["sarif"].read_text())["runs"][0]["results"]
+    survivors = [m for m in report.mutation.mutants if m.status == "Survived"]
+    by_rule = [result["ruleId"] for result in results]
+    assert by_rule.count("AM001") == len(survivors)
+    assert sorted(r for r in by_rule if r.startswith("AT")) == sorted(
+        smell.code for smell in report.smells.findings
+    )
+
+
+def test_junit_has_one_testcase_per_gate_condition(rendered, report):
+    suite = ElementTree.parse(rendered["junit"]).getroot().find("testsuite")
+    names = [case.get("name") for case in suite.findall("testcase")]
+    assert names == ["run", *[condition.name for condition in report.gate.conditions]]
+    failed = [case.get("name") for case in suite.findall("testcase") if case.find("failure") is not None]
+    assert failed == ["min_mutation_score"]
+    assert suite.get("failures") == "1"
+
+
+def test_markdown_gives_the_verdict_the_reason_and_the_survivors(rendered, report):
+    text = rendered["markdown"].read_text()
+    assert text.startswith("## audit: FAIL")
+    assert "min_mutation_score" in text
+    first = min(
+        (m for m in report.mutation.mutants if m.status == "Survived"),
+        key=lambda m: (m.file, m.line, m.col, m.id),
+    )
+    assert f"`{first.file}:{first.line}`" in text
+
+
+def test_markdown_tables_are_not_broken_by_pipes_or_newlines_in_user_text(report):
+    from reports import markdown
+
+    edited = report.model_copy(deep=True)
+    edited.smells.findings[0].message = "left | right\nnext line"
+    row = next(line for line in markdown.render(edited).splitlines() if "left" in line)
+    assert row.replace("\\|", "").count("|") == 4  # three cells
+    assert "next line" in row

@@ -1,0 +1,69 @@
+"""The HTML report as text: self-contained, escaped, deterministic."""
+
+import re
+
+from tests.conftest import run_audit
+
+XSS = "<script>alert(1)</script>"
+
+
+def test_html_loads_nothing_from_the_network(rendered):
+    html = rendered["html"].read_text()
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
+    assert "@import" not in html
+
+
+def test_user_text_is_escaped_everywhere(rendered):
+    html = rendered["html"].read_text()
+    assert XSS not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_rerendering_a_saved_report_gives_identical_bytes(rendered, tmp_path):
+    again = tmp_path / "again.html"
+    result = run_audit("report", str(rendered["json"]), "--html", str(again), cwd=tmp_path)
+    assert result.returncode == 1, result.stderr  # the saved gate verdict is FAIL
+    assert again.read_bytes() == rendered["html"].read_bytes()
+
+
+def test_every_output_rerenders_identically(rendered, tmp_path):
+    flags = []
+    for name in ("markdown", "sarif", "stryker", "junit"):
+        flags += [f"--{name}", str(tmp_path / name)]
+    run_audit("report", str(rendered["json"]), *flags, cwd=tmp_path)
+    for name in ("markdown", "sarif", "stryker", "junit"):
+        assert (tmp_path / name).read_bytes() == rendered[name].read_bytes(), name
+
+
+def test_compare_shows_the_change_since_a_previous_report(rendered, report, tmp_path):
+    previous = report.model_copy(deep=True)
+    previous.coverage.totals.line_percent = report.coverage.totals.line_percent - 10
+    old = tmp_path / "old.json"
+    previous.write(old)
+    out = tmp_path / "compare.md"
+    run_audit(
+        "report", str(rendered["json"]), "--markdown", str(out), "--compare", str(old), cwd=tmp_path
+    )
+    assert "| line coverage |" in out.read_text()
+    assert "+10 pts" in out.read_text()
+
+
+def test_a_file_that_is_not_a_report_is_a_one_line_error(tmp_path):
+    bogus = tmp_path / "bogus.json"
+    bogus.write_text('{"hello": 1}')
+    result = run_audit("report", str(bogus), "--html", str(tmp_path / "x.html"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("audit: report: ")
+    assert "bogus.json is not an audit JSON report" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_an_unwritable_output_path_is_a_one_line_error(rendered, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = run_audit(
+        "report", str(rendered["json"]), "--html", str(blocker / "r.html"), cwd=tmp_path
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("audit: report: cannot write ")
