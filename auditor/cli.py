@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,9 @@ from typing import Any
 import click
 from rich.console import Console
 
+from auditor.config import load_config
 from auditor.errors import AuditError, ConfigError, ExitCode
-from auditor.report import json_schema
+from auditor.report import Report, json_schema, read_report
 
 
 class _DefaultToRun(click.Group):
@@ -116,10 +118,21 @@ def _output_targets(
     help="Mutate import-time code too: constants, class bodies, defaults (default on).",
 )
 @click.option("--verify-sample", type=int, metavar="N", help="Re-check N mutants with fresh runs.")
+@click.option("--diff", "diff_ref", metavar="REF", help="Only mutate lines changed since REF.")
+@click.option("--shard", metavar="K/N", help="Run the K-th of N deterministic mutant slices.")
+@click.option("--sample", type=int, metavar="N", help="Run a stratified sample of N mutants.")
+@click.option("--sample-seed", type=int, help="Seed of the sample (default 0).")
+@click.option("--time-budget", metavar="DURATION", help="Stop mutating after e.g. 90s, 5m, 1h.")
 @click.option("--min-mutation-score", type=float, help="Gate: minimum mutation score (%).")
 @click.option("--min-covered-score", type=float, help="Gate: minimum score on covered code (%).")
 @click.option("--max-surviving", type=int, help="Gate: most surviving mutants allowed.")
 @click.option("--max-pseudo-tested", type=int, help="Gate: most pseudo-tested functions.")
+@click.option(
+    "--baseline",
+    "baseline_report",
+    type=click.Path(),
+    help="Ratchet: fail on regressions against this previous JSON report.",
+)
 @_output_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars, only the summary.")
 def run(
@@ -140,10 +153,16 @@ def run(
     disable_mutator: tuple[str, ...],
     module_level: bool | None,
     verify_sample: int | None,
+    diff_ref: str | None,
+    shard: str | None,
+    sample: int | None,
+    sample_seed: int | None,
+    time_budget: str | None,
     min_mutation_score: float | None,
     min_covered_score: float | None,
     max_surviving: int | None,
     max_pseudo_tested: int | None,
+    baseline_report: str | None,
     html: str | None,
     markdown: str | None,
     sarif: str | None,
@@ -156,7 +175,7 @@ def run(
     from auditor.pipeline import resolve_config, run_audit
     from auditor.progress import RichProgress, SilentProgress
     from reports import terminal
-    from reports.outputs import read_report, write_outputs
+    from reports.outputs import write_outputs
 
     cwd = Path.cwd()
     overrides: dict[str, Any] = {}
@@ -181,6 +200,19 @@ def run(
         overrides["module_level"] = module_level
     if verify_sample is not None:
         overrides["verify_sample"] = verify_sample
+    if diff_ref is not None:
+        overrides["diff"] = diff_ref
+    if shard is not None:
+        from auditor.engine.selection import Shard
+
+        parsed = Shard.parse(shard)
+        overrides["shard"] = f"{parsed.index}/{parsed.total}"
+    if sample is not None:
+        overrides["sample"] = sample
+    if sample_seed is not None:
+        overrides["sample_seed"] = sample_seed
+    if time_budget is not None:
+        overrides["time_budget"] = parse_duration(time_budget)
     for name, value in (
         ("min_mutation_score", min_mutation_score),
         ("min_covered_score", min_covered_score),
@@ -197,6 +229,8 @@ def run(
         gate["max_failing_tests"] = max_failing_tests
     if max_smells:
         gate["max_smells"] = _parse_max_smells(max_smells)
+    if baseline_report is not None:
+        gate["baseline_report"] = str((cwd / baseline_report).resolve())
     if gate:
         overrides["gate"] = gate
 
@@ -223,7 +257,21 @@ def run(
     terminal.render(report, stdout, str(output))
     for path in written:
         stdout.print(f"wrote {path}")
-    sys.exit(ExitCode.PASSED if report.gate.verdict == "pass" else ExitCode.GATE_FAILED)
+    sys.exit(_exit_code(report))
+
+
+def _exit_code(report: Report) -> ExitCode:
+    if report.status != "complete":
+        return ExitCode.INCOMPLETE
+    return ExitCode.PASSED if report.gate.verdict == "pass" else ExitCode.GATE_FAILED
+
+
+def parse_duration(text: str) -> float:
+    """`90`, `90s`, `5m`, `1.5h` -> seconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", text)
+    if not match or float(match[1]) <= 0:
+        raise ConfigError(f"--time-budget expects a duration such as 90s, 5m or 1h; got '{text}'")
+    return float(match[1]) * {"": 1, "s": 1, "m": 60, "h": 3600}[match[2]]
 
 
 @cli.command()
@@ -245,7 +293,7 @@ def report(
     audit report new.json --markdown summary.md --compare old.json
     """
     from reports import terminal
-    from reports.outputs import read_report, write_outputs
+    from reports.outputs import write_outputs
 
     cwd = Path.cwd()
     saved = read_report(cwd / report_path)
@@ -258,7 +306,98 @@ def report(
         terminal.render(saved, stdout, str(cwd / report_path))
     for path in write_outputs(saved, targets, previous):
         stdout.print(f"wrote {path}")
-    sys.exit(ExitCode.PASSED if saved.gate.verdict == "pass" else ExitCode.GATE_FAILED)
+    sys.exit(_exit_code(saved))
+
+
+@cli.command()
+@click.argument("shards", nargs=-1, required=True, type=click.Path())
+@click.option("-o", "--output", required=True, type=click.Path(), help="The merged JSON report.")
+@_output_options
+def merge(
+    shards: tuple[str, ...],
+    output: str,
+    html: str | None,
+    markdown: str | None,
+    sarif: str | None,
+    stryker: str | None,
+    junit: str | None,
+    compare_path: str | None,
+) -> None:
+    """Merge the JSON reports of `--shard K/N` runs into one report.
+
+    \b
+    audit merge shard-*.json -o report.json --html report.html
+    """
+    from auditor.merge import merge_reports
+    from reports import terminal
+    from reports.outputs import write_outputs
+
+    cwd = Path.cwd()
+    merged = merge_reports([(Path(path), read_report(cwd / path)) for path in shards])
+    try:
+        merged.write(cwd / output)
+    except OSError as exc:
+        raise AuditError("merge", f"cannot write {output}: {exc.strerror or exc}") from None
+    previous = read_report(cwd / compare_path, "previous report") if compare_path else None
+    flags = {"html": html, "markdown": markdown, "sarif": sarif, "stryker": stryker}
+    flags["junit"] = junit
+    stdout = Console()
+    written = write_outputs(merged, _output_targets(flags, {}, cwd, cwd), previous)
+    terminal.render(merged, stdout, str(cwd / output))
+    for path in written:
+        stdout.print(f"wrote {path}")
+    sys.exit(_exit_code(merged))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--fail-on",
+    type=click.Choice(["high", "medium", "low"]),
+    default="high",
+    show_default=True,
+    help="Exit 1 when a smell of this severity or worse is found.",
+)
+def smells(paths: tuple[str, ...], fail_on: str) -> None:
+    """Only the static smell check on test files (no test runs): for pre-commit.
+
+    \b
+    audit smells tests/test_cart.py tests/test_pricing.py
+    audit smells tests/ --fail-on medium
+    """
+    from auditor.discovery import discover, find_rootdir
+    from auditor.errors import DiscoveryError
+    from auditor.smells.analyzer import analyze
+
+    cwd = Path.cwd()
+    files = [(cwd / path).resolve() for path in paths or ("tests",)]
+    for path in files:
+        if not path.exists():
+            raise DiscoveryError(f"test path '{path}' does not exist")
+    anchor = files[0] if files[0].is_dir() else files[0].parent
+    root, _, _ = find_rootdir(anchor)
+    pyproject = root / "pyproject.toml"
+    config = load_config(pyproject if pyproject.is_file() else None, {})
+    try:
+        packages = set(discover([str(anchor)], config.src, cwd).source_package_names)
+    except DiscoveryError:
+        packages = set()
+    test_files = sorted(
+        {
+            file
+            for path in files
+            for file in (path.rglob("test*.py") if path.is_dir() else [path])
+            if file.suffix == ".py"
+        }
+    )
+    found = analyze(test_files, root, packages, config.assertion_helpers, config.disable_smells)
+    for error in found.unparsable:
+        click.echo(f"{error.file}: cannot parse: {error.message}")
+    for smell in found.findings:
+        click.echo(f"{smell.file}:{smell.line}: {smell.code} {smell.severity} {smell.message}")
+    order = ["high", "medium", "low"]
+    failing = [s for s in found.findings if order.index(s.severity) <= order.index(fail_on)]
+    sys.exit(ExitCode.GATE_FAILED if failing or found.unparsable else ExitCode.PASSED)
 
 
 @cli.command()

@@ -37,6 +37,13 @@ class GateConfig(_Strict):
     min_covered_score: float | None = Field(default=None, ge=0, le=100)
     max_surviving: int | None = Field(default=None, ge=0)
     max_pseudo_tested: int | None = Field(default=None, ge=0)
+    baseline_report: str | None = None
+    """The ratchet: a previous JSON report (`--baseline`); regressions fail the gate even
+    when every absolute threshold holds."""
+    ratchet_tolerance: float = Field(default=0.5, ge=0)
+    """Score points a figure may drop before the ratchet fails."""
+    ratchet_smells: list[Severity] = Field(default_factory=lambda: ["high"])
+    """Severities of which no new smell may appear."""
 
 
 class OutputsConfig(_Strict):
@@ -72,6 +79,15 @@ class AuditConfig(_Strict):
     default arguments): slower, through module re-execution."""
     mutant_timeout_factor: float = Field(default=3.0, gt=0)
     mutant_timeout_constant: float = Field(default=2.0, ge=0)
+    diff: str | None = None
+    """Only mutate lines changed since this git ref (uncommitted changes included)."""
+    shard: str | None = None
+    """`K/N`: run only the K-th of N deterministic slices of the mutants."""
+    sample: int | None = Field(default=None, ge=1)
+    """Run a stratified random sample of this many mutants and estimate the scores."""
+    sample_seed: int = 0
+    time_budget: float | None = Field(default=None, gt=0)
+    """Seconds the mutation stage may take; mutants run in a stratified random order."""
     verify_sample: int = Field(default=0, ge=0)
     """Re-check this many random mutants with a fresh run on a materialized copy."""
     gate: GateConfig = Field(default_factory=GateConfig)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from auditor.config import GateConfig
 from auditor.report import (
     BaselineSection,
@@ -9,6 +11,8 @@ from auditor.report import (
     GateCondition,
     GateSection,
     MutationSection,
+    Report,
+    Smell,
     SmellsSection,
 )
 
@@ -66,20 +70,100 @@ def _mutation_conditions(
         ]
     conditions = []
     scores = mutation.scores
+    estimate = mutation.estimate
+    if estimate is not None:
+        # An estimate is gated on its pessimistic 95% bound.
+        score, covered = estimate.score_low, estimate.covered_low
+        survived = math.ceil(estimate.survived_high)
+    else:
+        score, covered = scores.score or 0.0, scores.covered_score or 0.0
+        survived = scores.counts.survived
     if config.min_mutation_score is not None:
-        conditions.append(
-            _at_least("min_mutation_score", config.min_mutation_score, scores.score or 0.0)
-        )
+        conditions.append(_at_least("min_mutation_score", config.min_mutation_score, score))
     if config.min_covered_score is not None:
-        conditions.append(
-            _at_least("min_covered_score", config.min_covered_score, scores.covered_score or 0.0)
-        )
+        conditions.append(_at_least("min_covered_score", config.min_covered_score, covered))
     if config.max_surviving is not None:
-        conditions.append(_at_most("max_surviving", config.max_surviving, scores.counts.survived))
+        conditions.append(_at_most("max_surviving", config.max_surviving, survived))
     if config.max_pseudo_tested is not None:
         conditions.append(
             _at_most("max_pseudo_tested", config.max_pseudo_tested, len(mutation.pseudo_tested))
         )
+    if estimate is not None:
+        conditions = [
+            condition.model_copy(
+                update={"message": condition.message + " (95% bound of a sampled estimate)"}
+            )
+            if condition.name != "max_pseudo_tested"
+            else condition
+            for condition in conditions
+        ]
+    return conditions
+
+
+def _dropped(name: str, before: float | None, after: float | None, tolerance: float):
+    if before is None or after is None:
+        return None
+    change = round(after - before, 2)
+    passed = change >= -tolerance
+    verb = "dropped" if change < 0 else "rose" if change > 0 else "held"
+    return GateCondition(
+        name=name,
+        threshold=-tolerance,
+        actual=change,
+        passed=passed,
+        message=f"{name}: {verb} {abs(change):g} pts ({before:g} -> {after:g}, "
+        f"tolerance {tolerance:g})",
+    )
+
+
+def _smell_key(smell: Smell) -> tuple[str, str, str]:
+    return smell.code, smell.file, smell.test
+
+
+def ratchet(
+    config: GateConfig,
+    previous: Report,
+    coverage: CoverageSection,
+    smells: SmellsSection,
+    mutation: MutationSection | None,
+) -> list[GateCondition]:
+    """Regressions against a previous report. Scores are compared only when both runs
+    measured the same scope exactly (whole project, no sample); mutants by stable id."""
+    conditions = []
+    old = previous.mutation
+    if old is not None and mutation is not None:
+        was_detected = {m.id for m in old.mutants if m.status in ("Killed", "Timeout")}
+        regressed = sorted(
+            m.id for m in mutation.mutants if m.status == "Survived" and m.id in was_detected
+        )
+        condition = _at_most("ratchet.killed_now_survive", 0, len(regressed))
+        if regressed:
+            shown = ", ".join(regressed[:3]) + (" ..." if len(regressed) > 3 else "")
+            condition.message += f" ({shown})"
+        conditions.append(condition)
+        exact = all(
+            section.scope.kind == "all" and section.estimate is None for section in (old, mutation)
+        )
+        if exact:
+            for name, before, after in (
+                ("ratchet.mutation_score", old.scores.score, mutation.scores.score),
+                ("ratchet.covered_score", old.scores.covered_score, mutation.scores.covered_score),
+            ):
+                found = _dropped(name, before, after, config.ratchet_tolerance)
+                if found is not None:
+                    conditions.append(found)
+    line = _dropped(
+        "ratchet.line_coverage",
+        previous.coverage.totals.line_percent,
+        coverage.totals.line_percent,
+        config.ratchet_tolerance,
+    )
+    if line is not None:
+        conditions.append(line)
+    known = {_smell_key(smell) for smell in previous.smells.findings}
+    for severity in sorted(set(config.ratchet_smells)):
+        new = [s for s in smells.findings if s.severity == severity and _smell_key(s) not in known]
+        conditions.append(_at_most(f"ratchet.new_smells.{severity}", 0, len(new)))
     return conditions
 
 
@@ -89,6 +173,7 @@ def evaluate(
     coverage: CoverageSection,
     smells: SmellsSection,
     mutation: MutationSection | None = None,
+    previous: Report | None = None,
 ) -> GateSection:
     conditions = []
     if config.min_line_coverage is not None:
@@ -108,5 +193,7 @@ def evaluate(
     for severity, limit in sorted(config.max_smells.items()):
         conditions.append(_at_most(f"max_smells.{severity}", limit, smells.counts[severity]))
     conditions += _mutation_conditions(config, mutation)
+    if previous is not None:
+        conditions += ratchet(config, previous, coverage, smells, mutation)
     verdict = "pass" if all(condition.passed for condition in conditions) else "fail"
     return GateSection(verdict=verdict, conditions=conditions)

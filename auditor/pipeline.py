@@ -22,7 +22,7 @@ from auditor.engine.stage import run_mutation
 from auditor.errors import DiscoveryError
 from auditor.gate import evaluate
 from auditor.progress import SilentProgress, StageProgress
-from auditor.report import ProjectInfo, Report, ToolInfo
+from auditor.report import ProjectInfo, Report, ToolInfo, read_report
 from auditor.smells.analyzer import analyze
 
 
@@ -124,11 +124,17 @@ def run_audit(
             done(f"{len(mutation.mutants)} mutants, score {score if score is not None else '-'}%")
 
     with clock.stage("gate") as done:
-        gate = evaluate(config.gate, baseline, coverage, smells, mutation)
+        previous = None
+        if config.gate.baseline_report:
+            # A flag arrives absolute; a config value is relative to the project root.
+            path = project.root / config.gate.baseline_report
+            previous = read_report(path, "baseline report")
+        gate = evaluate(config.gate, baseline, coverage, smells, mutation, previous)
         done(gate.verdict.upper())
 
+    stopped = mutation is not None and mutation.stopped_by_budget and config.sample is None
     return Report(
-        status="complete",
+        status="incomplete" if stopped else "complete",
         tool=tool_info(),
         project=_project_info(project),
         config=config.model_dump(mode="json"),

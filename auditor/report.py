@@ -13,17 +13,21 @@ Schema history:
   3: `sources`: the text of every file under test, so that every output (annotated
      source in HTML, Stryker's `source`) renders from the report alone;
      `mutation.oracle_gap` for the whole project.
+  4: `mutation.scope` (all, a git diff, or one shard of a CI matrix), `mutation.estimate`
+     (a sampled run's scores with 95% Wilson intervals), `mutation.project_known` (in diff
+     mode: the whole project's scores over every mutant whose verdict is known),
+     `mutation.stopped_by_budget`.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
+import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -240,6 +244,41 @@ class Verification(_Model):
     disagreements: list[Disagreement]
 
 
+class Scope(_Model):
+    """Which mutants this run was about."""
+
+    kind: Literal["all", "diff", "shard"] = "all"
+    diff_ref: str | None = None
+    changed_files: list[str] = Field(default_factory=list)
+    shard: str | None = None
+    """`K/N`: this report holds the mutants of shard K; `audit merge` combines N of them."""
+    planned: int = 0
+    """Mutants planned in the whole project."""
+    selected: int = 0
+    """Mutants in this run's scope (before sampling)."""
+
+
+class Estimate(_Model):
+    """A sampled run: scores of the whole scope, estimated from a stratified random
+    sample (by file and operator family), with 95% Wilson intervals. An estimate, not a
+    measurement: the gate is applied to the pessimistic bound."""
+
+    sampled: int
+    """Mutants that ran and gave a verdict."""
+    population: int
+    """Runnable mutants in scope the sample was drawn from."""
+    seed: int
+    confidence: float = 0.95
+    score: float
+    score_low: float
+    score_high: float
+    covered_score: float
+    covered_low: float
+    covered_high: float
+    survived: float
+    survived_high: float
+
+
 class MutationSection(_Model):
     scores: MutationScores
     mutants: list[Mutant]
@@ -256,6 +295,11 @@ class MutationSection(_Model):
     duration: float
     mutants_per_second: float
     verification: Verification | None = None
+    scope: Scope = Field(default_factory=Scope)
+    estimate: Estimate | None = None
+    project_known: MutationScores | None = None
+    stopped_by_budget: bool = False
+    """The time budget ran out before every selected mutant ran."""
 
 
 class GateCondition(_Model):
@@ -288,19 +332,45 @@ class Report(_Model):
     escalation: None = None
     gate: GateSection
 
-    def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    def to_json_bytes(self) -> bytes:
+        """UTF-8 JSON serialized by pydantic-core straight to bytes: a large project's
+        report is tens of MB, and Python dicts or a str on the way (4 bytes a character
+        once one is not Latin-1) would multiply the peak memory. Keys follow the models'
+        field order; every dict is built in sorted order."""
+        return pydantic_core.to_json(self, indent=2)
 
     def write(self, path: Path) -> None:
         """Write atomically, so an interrupted run never leaves half a report."""
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".partial")
-        partial.write_text(self.to_json(), encoding="utf-8")
+        with partial.open("wb") as out:
+            out.write(self.to_json_bytes())
+            out.write(b"\n")
         partial.replace(path)
 
     @classmethod
     def read(cls, path: Path) -> Report:
         return cls.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def read_report(path: Path, what: str = "report") -> Report:
+    """A saved JSON report, or a one-line error naming the file."""
+    from pydantic import ValidationError
+
+    from auditor.errors import AuditError
+
+    try:
+        return Report.read(path)
+    except OSError as exc:
+        raise AuditError("report", f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        if isinstance(exc, ValidationError) and exc.errors():
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "document"
+            detail = f"{where}: {first['msg']}"
+        else:
+            detail = str(exc).splitlines()[0]
+        raise AuditError("report", f"{path} is not an audit JSON report ({detail})") from None
 
 
 def json_schema() -> dict[str, Any]:

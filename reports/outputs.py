@@ -38,19 +38,3 @@ def write_outputs(
             raise AuditError("report", f"cannot write {path}: {exc.strerror or exc}") from None
         written.append(path)
     return written
-
-
-def read_report(path: Path, what: str = "report") -> Report:
-    """A saved JSON report, or a one-line error naming the file."""
-    from pydantic import ValidationError
-
-    try:
-        return Report.read(path)
-    except OSError as exc:
-        raise AuditError("report", f"cannot read {what} {path}: {exc.strerror or exc}") from None
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "document"
-        raise AuditError(
-            "report", f"{path} is not an audit JSON report ({where}: {first['msg']})"
-        ) from None

@@ -59,7 +59,7 @@ def test_report_validates_against_the_printed_schema(fixture_runs):
     _, report, _, _ = fixture_runs["shop", "tests_shallow"]
     schema = json.loads(run_audit("schema", cwd=Path("/")).stdout)
     jsonschema.validate(report, schema)
-    assert report["schema_version"] == 3
+    assert report["schema_version"] == 4
     assert report["probes"] is None
 
 
@@ -119,9 +119,7 @@ def test_gate_from_pyproject_passes_on_the_strong_suite(project_copy, tmp_path):
 def test_outputs_from_pyproject_are_written_relative_to_the_project(project_copy, tmp_path):
     root = project_copy("shop")
     pyproject = root / "pyproject.toml"
-    pyproject.write_text(
-        pyproject.read_text() + '\n[tool.audit.outputs]\njunit = "out/gate.xml"\n'
-    )
+    pyproject.write_text(pyproject.read_text() + '\n[tool.audit.outputs]\njunit = "out/gate.xml"\n')
     work = tmp_path / "elsewhere"
     work.mkdir()
     result = run_audit(
@@ -177,3 +175,27 @@ def test_ctrl_c_stops_with_exit_4_and_leaves_the_tree_alone(project_copy):
     assert "interrupted" in stderr
     assert "Traceback" not in stderr
     assert tree_digest(root) == before
+
+
+def test_smells_command_fails_on_high_severity_smells_without_running_tests(tmp_path):
+    from tests.conftest import FIXTURES
+
+    shallow = FIXTURES / "shop" / "tests_shallow" / "test_cart.py"
+    result = run_audit("smells", str(shallow), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "tests_shallow/test_cart.py:16: AT001 high" in result.stdout
+
+
+def test_smells_command_passes_a_strong_suite(tmp_path):
+    from tests.conftest import FIXTURES
+
+    result = run_audit("smells", str(FIXTURES / "shop" / "tests_strong"), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    assert result.stdout == ""
+
+
+def test_pre_commit_hook_runs_the_smells_command():
+    import yaml
+
+    hooks = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text())
+    assert [hook["entry"] for hook in hooks] == ["audit smells"]

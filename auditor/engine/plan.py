@@ -14,6 +14,7 @@ import hashlib
 import json
 import marshal
 import math
+import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +43,8 @@ class PlannedMutant:
     tests: list[str] = field(default_factory=list)
     timeout: float = 0.0
     function_code: bytes = b""
-    """marshal-ed code object of the mutated function (swap path)."""
+    """zlib-compressed marshal of the mutated function's code object (swap path): a
+    project's planned mutants hold thousands of these at once."""
     target: tuple[int, str] = (0, "")
     """(co_firstlineno, co_name) of the original function, to find it alive."""
     source: str = ""
@@ -227,7 +229,7 @@ class Planner:
             new = compiler.mutated(site, mutated)
             if original is not None and new is not None:
                 mutant.path = "swap"
-                mutant.function_code = marshal.dumps(new)
+                mutant.function_code = zlib.compress(marshal.dumps(new), 1)
                 mutant.target = (original.co_firstlineno, original.co_name)
                 seen.setdefault(("swap", site.function, fingerprint(original)), "")
                 return ("swap", site.function, fingerprint(new))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Any
 
 from auditor.report import (
     FileMutation,
@@ -152,3 +153,22 @@ def states_of_tests(mutants: list[Mutant], passing: list[str]) -> list[TestMutat
             )
         )
     return states
+
+
+def derived_fields(mutants: list[Mutant], passing: list[str]) -> dict[str, Any]:
+    """Every field of a MutationSection that follows from its mutants alone, so a run
+    and a merge of shards compute them the same way."""
+    functions = function_scores(mutants)
+    paths = {"swap": 0, "module": 0, "copy": 0, "none": 0}
+    for mutant in mutants:
+        paths[mutant.path] += 1
+    return {
+        "scores": scores(mutants),
+        "mutants": mutants,
+        "files": file_scores(mutants),
+        "functions": functions,
+        "tests": states_of_tests(mutants, passing),
+        "pseudo_tested": [f"{f.file}::{f.function}" for f in functions if f.pseudo_tested],
+        "oracle_gap": project_oracle_gap(mutants),
+        "paths": paths,
+    }

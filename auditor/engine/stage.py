@@ -7,14 +7,15 @@ import os
 import resource
 import tempfile
 import time
+import zlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from auditor.baseline.coverage_data import relative
 from auditor.config import AuditConfig
 from auditor.discovery import Project
-from auditor.engine import scoring
+from auditor.engine import scoring, selection
 from auditor.engine.cache import ResultCache
 from auditor.engine.copies import run_in_copy
 from auditor.engine.executor import RunnerPool
@@ -22,7 +23,14 @@ from auditor.engine.plan import PlannedMutant, Planner, TimeoutPolicy, plan
 from auditor.engine.protocol import Job, JobResult
 from auditor.engine.verify import verify_sample
 from auditor.errors import ConfigError
-from auditor.report import BaselineSection, Mutant, MutationSection
+from auditor.report import (
+    BaselineSection,
+    Estimate,
+    Mutant,
+    MutationScores,
+    MutationSection,
+    Scope,
+)
 from mutators.registry import UnknownFamily, operators
 
 Progress = Callable[[int, int | None, str], None]
@@ -56,7 +64,9 @@ def _job(mutant: PlannedMutant, module_name: str) -> Job:
         timeout=mutant.timeout,
         target_line=mutant.target[0],
         target_name=mutant.target[1],
-        code_b64=Job.encode_code(mutant.function_code) if mutant.function_code else "",
+        code_b64=Job.encode_code(zlib.decompress(mutant.function_code))
+        if mutant.function_code
+        else "",
         module_source=mutant.site.apply(mutant.source) if mutant.path == "module" else "",
     )
 
@@ -106,6 +116,59 @@ def _to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) ->
     )
 
 
+def _select_scope(
+    project: Project, config: AuditConfig, planned: list[PlannedMutant]
+) -> tuple[list[PlannedMutant], Scope]:
+    if config.diff:
+        changed = selection.changed_lines(project.root, config.diff)
+        tests = {relative(str(path), project.root) for path in project.test_files}
+        in_scope = selection.touched_by_diff(planned, changed, tests & set(changed))
+        scope = Scope(kind="diff", diff_ref=config.diff, changed_files=sorted(changed))
+    elif config.shard:
+        shard = selection.Shard.parse(config.shard)
+        in_scope = [m for m in planned if shard.holds(m.id)]
+        scope = Scope(kind="shard", shard=f"{shard.index}/{shard.total}")
+    else:
+        in_scope, scope = planned, Scope()
+    scope.planned, scope.selected = len(planned), len(in_scope)
+    return in_scope, scope
+
+
+def _estimate(
+    in_scope: list[PlannedMutant], results: dict[str, JobResult], config: AuditConfig
+) -> Estimate | None:
+    """Scores of the whole scope from the sampled verdicts: the share detected among
+    covered mutants gets a Wilson interval; the score scales it by the share of valid
+    mutants that tests cover (no-coverage mutants are known exactly, they never run)."""
+    population = [m for m in in_scope if m.runnable]
+    verdicts = [results[m.id].status for m in population if m.id in results]
+    detected = sum(status in ("Killed", "Timeout") for status in verdicts)
+    covered = detected + sum(status == "Survived" for status in verdicts)
+    if not covered:
+        return None
+    uncovered = sum(m.status == "NoCoverage" for m in in_scope)
+    valid_runnable = len(population) * covered / len(verdicts)
+    low, high = selection.wilson_interval(detected, covered)
+    share = detected / covered
+
+    def score(p: float) -> float:
+        return round(100.0 * p * valid_runnable / (valid_runnable + uncovered), 2)
+
+    return Estimate(
+        sampled=len(verdicts),
+        population=len(population),
+        seed=config.sample_seed,
+        score=score(share),
+        score_low=score(low),
+        score_high=score(high),
+        covered_score=round(100.0 * share, 2),
+        covered_low=round(100.0 * low, 2),
+        covered_high=round(100.0 * high, 2),
+        survived=round((1 - share) * valid_runnable, 1),
+        survived_high=round((1 - low) * valid_runnable, 1),
+    )
+
+
 def run_mutation(
     project: Project,
     config: AuditConfig,
@@ -113,6 +176,7 @@ def run_mutation(
     progress: Progress,
 ) -> MutationSection:
     started = time.perf_counter()
+    deadline = time.monotonic() + config.time_budget if config.time_budget else None
     try:
         chosen = operators(config.mutators, config.disable_mutators)
     except UnknownFamily as exc:
@@ -126,13 +190,16 @@ def run_mutation(
         module_level=config.module_level,
     )
     planned = plan(planner, project.source_files)
+    in_scope, scope = _select_scope(project, config, planned)
     module_names = {
         str(path): _module_name(path, project.source_roots) for path in project.source_files
     }
     cache = ResultCache(project.root / ".audit" / "cache.sqlite")
     results: dict[str, JobResult] = {}
     cached: set[str] = set()
-    runnable = [m for m in planned if m.runnable]
+    runnable = [m for m in in_scope if m.runnable]
+    if config.sample:
+        runnable = selection.stratified_sample(runnable, config.sample, config.sample_seed)
     for mutant in runnable:
         hit = cache.get(mutant.cache_key)
         if hit is not None:
@@ -155,8 +222,22 @@ def run_mutation(
         cache.put(by_id[result.id].cache_key, result)
         report_progress()
 
+    def within_budget(mutants: list[PlannedMutant]) -> Iterator[PlannedMutant]:
+        for mutant in mutants:
+            if deadline is not None and time.monotonic() >= deadline:
+                return
+            yield mutant
+
     jobs = config.jobs or os.cpu_count() or 1
     excluded = [t.nodeid for t in baseline.tests if t.outcome in ("crashed", "timeout")]
+    in_process = [m for m in to_run if m.path != "copy"]
+    if deadline is not None:
+        # Under a budget any prefix of the run must be a fair sample: no family first.
+        batches = [selection.stratified_order(in_process, config.sample_seed)]
+    else:
+        # The extreme family first: pseudo-tested functions show up before the full run.
+        extreme = [m for m in in_process if m.site.family == "extreme"]
+        batches = [extreme, [m for m in in_process if m.site.family != "extreme"]]
     with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
         pool = RunnerPool(
             root=project.root,
@@ -170,49 +251,64 @@ def run_mutation(
             workdir=Path(scratch),
             jobs=jobs,
         )
-        # The extreme family first: pseudo-tested functions show up before the full run.
-        in_process = [m for m in to_run if m.path != "copy"]
-        extreme = [m for m in in_process if m.site.family == "extreme"]
-        rest = [m for m in in_process if m.site.family != "extreme"]
         try:
-            for batch in (extreme, rest):
-                pool.run((_job(m, module_names[m.abs_path]) for m in batch), on_result)
+            for batch in batches:
+                jobs_of_batch = within_budget(batch)
+                pool.run((_job(m, module_names[m.abs_path]) for m in jobs_of_batch), on_result)
             pool.close()
             passing = {t.nodeid for t in baseline.tests if t.outcome == "passed"}
-            for mutant in (m for m in to_run if m.path == "copy"):
+            for mutant in within_budget([m for m in to_run if m.path == "copy"]):
                 on_result(_run_copy(project, config, mutant, passing))
+            project_known = _project_known(scope, planned, results, cache)
         finally:
             pool.close()
             cache.close()
+    stopped_by_budget = any(m.id not in results for m in runnable)
+    reported = [m for m in in_scope if not m.runnable or m.id in results]
     mutants = sorted(
-        (_to_report(m, results.get(m.id), m.id in cached) for m in planned),
+        (_to_report(m, results.get(m.id), m.id in cached) for m in reported),
         key=lambda mutant: mutant.id,
     )
     passing = [t.nodeid for t in baseline.tests if t.outcome == "passed"]
-    functions = scoring.function_scores(mutants)
     duration = time.perf_counter() - started
-    paths = {"swap": 0, "module": 0, "copy": 0, "none": 0}
-    for mutant in mutants:
-        paths[mutant.path] += 1
     executed = len(to_run)
     verification = None
     if config.verify_sample:
         verification = verify_sample(project, config, baseline, mutants, config.verify_sample)
+    sampled = config.sample is not None or (stopped_by_budget and config.time_budget is not None)
     return MutationSection(
-        scores=scoring.scores(mutants),
-        mutants=mutants,
-        files=scoring.file_scores(mutants),
-        functions=functions,
-        tests=scoring.states_of_tests(mutants, passing),
-        pseudo_tested=[f"{f.file}::{f.function}" for f in functions if f.pseudo_tested],
-        oracle_gap=scoring.project_oracle_gap(mutants),
-        paths=paths,
+        **scoring.derived_fields(mutants, passing),
         cache_hits=len(cached),
         jobs=jobs,
         duration=round(duration, 3),
         mutants_per_second=round(executed / duration, 2) if duration and executed else 0.0,
         verification=verification,
+        scope=scope,
+        estimate=_estimate(in_scope, results, config) if sampled else None,
+        project_known=project_known,
+        stopped_by_budget=stopped_by_budget,
     )
+
+
+def _project_known(
+    scope: Scope,
+    planned: list[PlannedMutant],
+    results: dict[str, JobResult],
+    cache: ResultCache,
+) -> MutationScores | None:
+    """In diff mode, the whole project's scores over every mutant with a known verdict:
+    this run's, earlier runs' (the cache) and the statically known ones."""
+    if scope.kind != "diff":
+        return None
+    known = []
+    for mutant in planned:
+        result = results.get(mutant.id) or (
+            cache.get(mutant.cache_key) if mutant.runnable else None
+        )
+        if mutant.runnable and result is None:
+            continue
+        known.append(_to_report(mutant, result, cached=False))
+    return scoring.scores(known)
 
 
 _MIN_CHILD_GROWTH_MB = 128

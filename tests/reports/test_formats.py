@@ -52,7 +52,8 @@ def test_junit_has_one_testcase_per_gate_condition(rendered, report):
     suite = ElementTree.parse(rendered["junit"]).getroot().find("testsuite")
     names = [case.get("name") for case in suite.findall("testcase")]
     assert names == ["run", *[condition.name for condition in report.gate.conditions]]
-    failed = [case.get("name") for case in suite.findall("testcase") if case.find("failure") is not None]
+    cases = suite.findall("testcase")
+    failed = [case.get("name") for case in cases if case.find("failure") is not None]
     assert failed == ["min_mutation_score"]
     assert suite.get("failures") == "1"
 

@@ -1,0 +1,163 @@
+"""The CI side, end to end: PR-sized runs (--diff), the ratchet (--baseline), shards and
+`audit merge`, sampling with an interval, and the time budget."""
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_audit
+
+
+def audit(root: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    out = root.parent / f"report-{abs(hash(args))}.json"
+    result = run_audit(*args, "-q", "--json", str(out), cwd=root)
+    report = json.loads(out.read_text()) if out.exists() else {}
+    return result, report
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def shop_repo(project_copy):
+    root = project_copy("shop")
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "ci@example.com")
+    git(root, "config", "user.name", "ci")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "shop")
+    return root
+
+
+@pytest.fixture
+def shallow_with_cache(fixture_runs, tmp_path):
+    """A copy of the shop project whose cache already holds every shallow verdict."""
+    _, report, root, _ = fixture_runs["shop", "tests_shallow"]
+    copy = tmp_path / "shop"
+    shutil.copytree(root, copy)
+    return copy, report
+
+
+def test_diff_runs_only_the_mutants_of_the_changed_lines(shop_repo):
+    pricing = shop_repo / "shop" / "pricing.py"
+    text = pricing.read_text()
+    assert text.count('    return Decimal("0")\n') == 1
+    pricing.write_text(text.replace('    return Decimal("0")\n', '    return Decimal("0.00")\n'))
+    changed_line = pricing.read_text().splitlines().index('    return Decimal("0.00")') + 1
+    result, report = audit(shop_repo, "tests_shallow", "--diff", "HEAD")
+    assert result.returncode == 0, result.stderr
+    mutation = report["mutation"]
+    assert mutation["scope"]["kind"] == "diff"
+    assert mutation["scope"]["changed_files"] == ["shop/pricing.py"]
+    assert mutation["mutants"]
+    assert {(m["file"], m["function"]) for m in mutation["mutants"]} == {
+        ("shop/pricing.py", "bulk_discount")
+    }
+    assert all(m["line"] <= changed_line <= m["end_line"] for m in mutation["mutants"])
+    assert mutation["scope"]["selected"] < mutation["scope"]["planned"] / 20
+    assert mutation["project_known"]["counts"]["killed"] >= mutation["scores"]["counts"]["killed"]
+
+
+def test_a_bad_diff_ref_is_a_one_line_error(shop_repo):
+    result, _ = audit(shop_repo, "tests_shallow", "--diff", "no-such-branch")
+    assert result.returncode == 2
+    assert result.stderr.startswith("audit: diff: ")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_ratchet_fails_when_a_killed_mutant_now_survives(project_copy, tmp_path):
+    root = project_copy("shop")
+    first, before = audit(root, "tests_strong")
+    assert first.returncode == 0, first.stderr
+    saved = tmp_path / "before.json"
+    saved.write_text(json.dumps(before))
+
+    unchanged, _ = audit(root, "tests_strong", "--baseline", str(saved))
+    assert unchanged.returncode == 0, unchanged.stdout
+
+    tests = root / "tests_strong" / "test_pricing.py"
+    tests.write_text(
+        tests.read_text().replace(
+            "    assert bulk_discount(quantity) == Decimal(rate)", "    bulk_discount(quantity)"
+        )
+    )
+    weakened, after = audit(root, "tests_strong", "--baseline", str(saved))
+    assert weakened.returncode == 1
+    failed = {c["name"]: c for c in after["gate"]["conditions"] if not c["passed"]}
+    assert failed["ratchet.killed_now_survive"]["actual"] > 0
+    assert "shop/pricing.py::bulk_discount" in failed["ratchet.killed_now_survive"]["message"]
+    assert "ratchet.killed_now_survive" in weakened.stdout
+
+
+def test_merging_four_shards_equals_the_unsharded_run(shallow_with_cache, tmp_path):
+    root, whole = shallow_with_cache
+    shards = []
+    for index in range(1, 5):
+        result, report = audit(root, "tests_shallow", "--shard", f"{index}/4")
+        assert result.returncode == 0, result.stderr
+        assert report["mutation"]["scope"]["shard"] == f"{index}/4"
+        path = tmp_path / f"shard-{index}.json"
+        path.write_text(json.dumps(report))
+        shards.append(str(path))
+    merged_path = tmp_path / "merged.json"
+    merged = run_audit("merge", *shards, "-o", str(merged_path), cwd=tmp_path)
+    assert merged.returncode == 0, merged.stderr
+    merged_report = json.loads(merged_path.read_text())["mutation"]
+    statuses = {m["id"]: m["status"] for m in merged_report["mutants"]}
+    assert statuses == {m["id"]: m["status"] for m in whole["mutation"]["mutants"]}
+    for key in ("scores", "files", "functions", "tests", "pseudo_tested", "oracle_gap"):
+        assert merged_report[key] == whole["mutation"][key], key
+
+
+def test_merge_names_a_missing_shard(shallow_with_cache, tmp_path):
+    root, _ = shallow_with_cache
+    _, report = audit(root, "tests_shallow", "--shard", "1/2")
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(report))
+    result = run_audit("merge", str(path), "-o", str(tmp_path / "m.json"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "audit: merge: missing shard(s) 2/2"
+
+
+def test_the_full_score_lies_in_the_sampled_interval_for_most_seeds(shallow_with_cache):
+    root, whole = shallow_with_cache
+    full = whole["mutation"]["scores"]["score"]
+    inside = 0
+    for seed in range(6):
+        result, report = audit(root, "tests_shallow", "--sample", "60", "--sample-seed", str(seed))
+        assert result.returncode == 0, result.stderr
+        estimate = report["mutation"]["estimate"]
+        assert estimate["sampled"] == 60
+        inside += estimate["score_low"] <= full <= estimate["score_high"]
+    assert inside >= 5
+
+
+def test_the_gate_of_a_sample_uses_the_lower_bound(shallow_with_cache):
+    root, _ = shallow_with_cache
+    result, report = audit(root, "tests_shallow", "--sample", "40", "--min-mutation-score", "1")
+    assert result.returncode == 0, result.stdout
+    estimate = report["mutation"]["estimate"]
+    condition = report["gate"]["conditions"][0]
+    assert condition["actual"] == estimate["score_low"]
+    assert "95% bound of a sampled estimate" in condition["message"]
+
+
+def test_a_run_stopped_by_its_time_budget_is_incomplete(project_copy):
+    root = project_copy("shop")
+    result, report = audit(root, "tests_shallow", "--time-budget", "0.3s")
+    assert result.returncode == 4
+    assert report["status"] == "incomplete"
+    assert report["mutation"]["stopped_by_budget"]
+    assert 0 < len(report["mutation"]["mutants"]) < report["mutation"]["scope"]["selected"]
+
+
+def test_a_time_budget_with_sampling_is_an_estimate_not_a_failure(project_copy):
+    root = project_copy("shop")
+    result, report = audit(root, "tests_shallow", "--time-budget", "1s", "--sample", "1000")
+    assert result.returncode == 0, result.stderr
+    assert report["status"] == "complete"
+    assert report["mutation"]["estimate"]["sampled"] > 0
