@@ -118,6 +118,12 @@ def _output_targets(
     help="Mutate import-time code too: constants, class bodies, defaults (default on).",
 )
 @click.option("--verify-sample", type=int, metavar="N", help="Re-check N mutants with fresh runs.")
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "dask"]),
+    help="Run mutants here (default) or on a Dask cluster.",
+)
+@click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786.")
 @click.option("--diff", "diff_ref", metavar="REF", help="Only mutate lines changed since REF.")
 @click.option("--shard", metavar="K/N", help="Run the K-th of N deterministic mutant slices.")
 @click.option("--sample", type=int, metavar="N", help="Run a stratified sample of N mutants.")
@@ -153,6 +159,8 @@ def run(
     disable_mutator: tuple[str, ...],
     module_level: bool | None,
     verify_sample: int | None,
+    executor: str | None,
+    scheduler: str | None,
     diff_ref: str | None,
     shard: str | None,
     sample: int | None,
@@ -200,6 +208,10 @@ def run(
         overrides["module_level"] = module_level
     if verify_sample is not None:
         overrides["verify_sample"] = verify_sample
+    if executor is not None:
+        overrides["executor"] = executor
+    if scheduler is not None:
+        overrides["scheduler"] = scheduler
     if diff_ref is not None:
         overrides["diff"] = diff_ref
     if shard is not None:

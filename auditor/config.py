@@ -79,6 +79,10 @@ class AuditConfig(_Strict):
     default arguments): slower, through module re-execution."""
     mutant_timeout_factor: float = Field(default=3.0, gt=0)
     mutant_timeout_constant: float = Field(default=2.0, ge=0)
+    executor: Literal["local", "dask"] = "local"
+    """Where mutants run: runner processes here, or a Dask distributed cluster."""
+    scheduler: str | None = None
+    """The Dask scheduler's address (`tcp://host:8786`) for `executor = "dask"`."""
     diff: str | None = None
     """Only mutate lines changed since this git ref (uncommitted changes included)."""
     shard: str | None = None

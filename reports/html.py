@@ -13,7 +13,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from auditor.report import Mutant, Report
-from reports.summary import Change, compare, failed_conditions
+from reports.summary import Change, by_place, compare, failed_conditions, scope_notes
 
 _STATUS_ORDER = ["Killed", "Timeout", "Survived", "NoCoverage", "RuntimeError", "CompileError"]
 _STATUS_COLOURS = {
@@ -200,6 +200,7 @@ def render(report: Report, previous: Report | None = None) -> str:
         "previous": previous,
         "passed": report.gate.verdict == "pass" and report.status == "complete",
         "reasons": failed_conditions(report),
+        "scope_notes": scope_notes(report),
         "changes": changes,
         "bars": _bars(report),
         "segments": _segments(report, 600.0),
@@ -216,9 +217,7 @@ def render(report: Report, previous: Report | None = None) -> str:
         "file_mutation": {file.path: file for file in mutation.files} if mutation else {},
         "tests": _test_rows(report),
         "sources": _source_files(report),
-        "mutants": sorted(mutation.mutants, key=lambda m: (m.file, m.line, m.col, m.id))
-        if mutation
-        else [],
+        "mutants": by_place(mutation.mutants) if mutation else [],
         "config_json": json.dumps(report.config, indent=2, sort_keys=True),
         "css": _asset("report.css"),
         "js": _asset("report.js"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from auditor.report import Report
-from reports.summary import compare, failed_conditions, survivors
+from reports.summary import compare, failed_conditions, scope_notes, survivors
 
 _SHOWN_SURVIVORS = 10
 _SHOWN_SMELLS = 10
@@ -22,6 +22,9 @@ def render(report: Report, previous: Report | None = None) -> str:
         lines += [f"- :x: {_cell(reason)}" for reason in reasons] + [""]
     elif not report.gate.conditions:
         lines += ["No gate thresholds configured.", ""]
+    lines += [f"> {note}" for note in scope_notes(report)]
+    if scope_notes(report):
+        lines.append("")
     header = "| figure | value |" + (" change |" if previous else "")
     rule = "|---|---:|" + ("---:|" if previous else "")
     lines += [header, rule]

@@ -182,3 +182,42 @@ def failed_conditions(report: Report) -> list[str]:
     if report.status != "complete":
         reasons.insert(0, "the run is incomplete")
     return reasons
+
+
+def scope_notes(report: Report) -> list[str]:
+    """What the mutation figures are about when they are not the whole project, measured."""
+    mutation = report.mutation
+    if mutation is None:
+        return []
+    notes = []
+    scope = mutation.scope
+    if scope.kind == "diff":
+        notes.append(
+            f"patch scores: {scope.selected} of {scope.planned} mutants, on lines changed "
+            f"since {scope.diff_ref} ({len(scope.changed_files)} files)"
+        )
+        known = mutation.project_known
+        if known is not None and known.score is not None:
+            counts = known.counts
+            judged = sum(counts.model_dump().values()) - counts.ignored
+            notes.append(
+                f"whole project, last known verdicts ({judged} of {scope.planned} mutants, "
+                f"this run's and the cache's): mutation score {known.score:.1f}%"
+            )
+    elif scope.kind == "shard":
+        notes.append(
+            f"shard {scope.shard}: {scope.selected} of {scope.planned} mutants; "
+            "`audit merge` combines the shards"
+        )
+    estimate = mutation.estimate
+    if estimate is not None:
+        notes.append(
+            f"ESTIMATE from a stratified sample of {estimate.sampled} of {estimate.population} "
+            f"mutants: mutation score {estimate.score:.1f}% (95% interval "
+            f"{estimate.score_low:.1f}-{estimate.score_high:.1f}%), score on covered code "
+            f"{estimate.covered_score:.1f}% ({estimate.covered_low:.1f}-"
+            f"{estimate.covered_high:.1f}%); the gate uses the pessimistic bound"
+        )
+    if mutation.stopped_by_budget:
+        notes.append("the time budget ran out before every selected mutant ran")
+    return notes

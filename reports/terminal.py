@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from auditor.report import Report
+from reports.summary import scope_notes
 
 _SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan"}
 _SHOWN_FINDINGS = 15
@@ -20,7 +22,7 @@ def _percent(value: float) -> str:
 _SHOWN_SURVIVORS = 10
 
 
-def _render_mutation(mutation, console: Console) -> None:
+def _render_mutation(mutation, console: Console, notes: list[str]) -> None:
     details = [f"{mutation.jobs} workers", f"{mutation.cache_hits} from cache"]
     if mutation.mutants_per_second:
         details.insert(0, f"{mutation.mutants_per_second:g} mutants/s")
@@ -28,6 +30,8 @@ def _render_mutation(mutation, console: Console) -> None:
         f"mutation: {len(mutation.mutants)} mutants in {mutation.duration:g}s "
         f"({', '.join(details)})"
     )
+    for note in notes:
+        console.print(f"[bold]{escape(note)}[/bold]")
     if mutation.pseudo_tested:
         console.print(
             "pseudo-tested (run by tests, no effect checked): " + ", ".join(mutation.pseudo_tested)
@@ -93,7 +97,7 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
         )
     console.print(headline)
     if mutation is not None:
-        _render_mutation(mutation, console)
+        _render_mutation(mutation, console, scope_notes(report))
 
     excluded = [test for test in baseline.tests if test.outcome not in ("passed", "skipped")]
     if excluded or baseline.collection_errors:

@@ -18,6 +18,7 @@ from auditor.discovery import Project
 from auditor.engine import scoring, selection
 from auditor.engine.cache import ResultCache
 from auditor.engine.copies import run_in_copy
+from auditor.engine.distributed import DaskPool, PoolSettings
 from auditor.engine.executor import RunnerPool
 from auditor.engine.plan import PlannedMutant, Planner, TimeoutPolicy, plan
 from auditor.engine.protocol import Job, JobResult
@@ -134,6 +135,39 @@ def _select_scope(
     return in_scope, scope
 
 
+def _pool(
+    project: Project, config: AuditConfig, excluded: list[str], scratch: Path, jobs: int
+) -> RunnerPool | DaskPool:
+    growth_limit = _child_growth_limit_mb(config.memory_limit_mb)
+    test_paths = [relative(str(path), project.root) for path in project.collect_paths]
+    if config.executor == "dask":
+        if not config.scheduler:
+            raise ConfigError("executor 'dask' needs a scheduler address (--scheduler)")
+        root = os.path.realpath(project.root)
+        settings = PoolSettings(
+            test_paths=test_paths,
+            deselect=excluded,
+            source_files=[os.path.relpath(os.path.realpath(p), root) for p in project.source_files],
+            source_roots=[os.path.relpath(os.path.realpath(p), root) for p in project.source_roots],
+            allow_write=config.allow_write,
+            memory_limit_mb=config.memory_limit_mb,
+            child_growth_limit_mb=growth_limit,
+        )
+        return DaskPool(config.scheduler, project.root, settings)
+    return RunnerPool(
+        root=project.root,
+        test_paths=test_paths,
+        deselect=excluded,
+        source_files=sorted(os.path.realpath(p) for p in project.source_files),
+        source_roots=[str(path) for path in project.source_roots],
+        allow_write=config.allow_write,
+        memory_limit_mb=config.memory_limit_mb,
+        child_growth_limit_mb=growth_limit,
+        workdir=scratch,
+        jobs=jobs,
+    )
+
+
 def _estimate(
     in_scope: list[PlannedMutant], results: dict[str, JobResult], config: AuditConfig
 ) -> Estimate | None:
@@ -239,18 +273,9 @@ def run_mutation(
         extreme = [m for m in in_process if m.site.family == "extreme"]
         batches = [extreme, [m for m in in_process if m.site.family != "extreme"]]
     with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
-        pool = RunnerPool(
-            root=project.root,
-            test_paths=[relative(str(path), project.root) for path in project.collect_paths],
-            deselect=excluded,
-            source_files=sorted(os.path.realpath(p) for p in project.source_files),
-            source_roots=[str(path) for path in project.source_roots],
-            allow_write=config.allow_write,
-            memory_limit_mb=config.memory_limit_mb,
-            child_growth_limit_mb=_child_growth_limit_mb(config.memory_limit_mb),
-            workdir=Path(scratch),
-            jobs=jobs,
-        )
+        pool = _pool(project, config, excluded, Path(scratch), jobs)
+        if isinstance(pool, DaskPool):
+            jobs = pool.connect()
         try:
             for batch in batches:
                 jobs_of_batch = within_budget(batch)

@@ -1,0 +1,192 @@
+"""Run mutants on a Dask distributed cluster (`--executor dask --scheduler tcp://...`).
+
+The parent packs the project into an archive that every worker unpacks once into its own
+folder; a worker keeps one runner pool (one runner, forking per mutant, exactly as on
+this machine) per project and runs batches of jobs on it. Results stream back as batches
+finish and go into the same cache. A worker lost mid-batch is Dask's to handle: the
+scheduler runs the batch again elsewhere, and a mutant's result is taken once, by id.
+
+Workers need the same Python environment as the parent (the project's dependencies and
+audit installed); nothing else is shared."""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import io
+import itertools
+import os
+import shutil
+import tarfile
+import tempfile
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from auditor.engine.protocol import Job, JobResult
+from auditor.errors import AuditError
+
+_BATCH_SIZE = 16
+_SKIPPED = {".audit", ".git", "__pycache__", ".tox", ".venv", "venv", ".mypy_cache"}
+
+
+class DistributedError(AuditError):
+    def __init__(self, message: str) -> None:
+        super().__init__("mutate", message)
+
+
+def pack_project(root: Path) -> bytes:
+    """The project tree as a gzip-ed tar, without caches, VCS data or virtualenvs."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for path in sorted(root.rglob("*")):
+            relative = path.relative_to(root)
+            if any(part in _SKIPPED for part in relative.parts) or not path.is_file():
+                continue
+            archive.add(path, arcname=relative.as_posix(), recursive=False)
+    return buffer.getvalue()
+
+
+@dataclass
+class PoolSettings:
+    """What a worker needs to start a runner pool in its copy: paths are relative to
+    the project root."""
+
+    test_paths: list[str]
+    deselect: list[str]
+    source_files: list[str]
+    source_roots: list[str]
+    allow_write: list[str]
+    memory_limit_mb: int
+    child_growth_limit_mb: int
+
+
+# worker side -----------------------------------------------------------------
+
+_WORKER_POOLS: dict[str, tuple[Path, Any]] = {}
+_WORKER_LOCK = threading.Lock()
+
+
+def _close_worker_pools() -> None:
+    for home, pool in _WORKER_POOLS.values():
+        pool.close()
+        shutil.rmtree(home, ignore_errors=True)
+    _WORKER_POOLS.clear()
+
+
+def _worker_pool(digest: str, archive: bytes, settings: PoolSettings) -> tuple[Path, Any]:
+    from auditor.engine.executor import RunnerPool
+
+    if digest not in _WORKER_POOLS:
+        if not _WORKER_POOLS:
+            atexit.register(_close_worker_pools)
+        home = Path(tempfile.mkdtemp(prefix=f"audit-dask-{digest[:8]}-"))
+        root = home / "project"
+        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as unpacked:
+            unpacked.extractall(root, filter="data")
+        (home / "work").mkdir()
+        root = Path(os.path.realpath(root))
+        pool = RunnerPool(
+            root=root,
+            test_paths=settings.test_paths,
+            deselect=settings.deselect,
+            source_files=[str(root / path) for path in settings.source_files],
+            source_roots=[str(root / path) for path in settings.source_roots],
+            allow_write=settings.allow_write,
+            memory_limit_mb=settings.memory_limit_mb,
+            child_growth_limit_mb=settings.child_growth_limit_mb,
+            workdir=home / "work",
+            jobs=1,
+        )
+        _WORKER_POOLS[digest] = (root, pool)
+    return _WORKER_POOLS[digest]
+
+
+def run_batch(
+    digest: str, archive: bytes, settings: PoolSettings, jobs: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A Dask task: run jobs (files relative to the project) in this worker's copy."""
+    with _WORKER_LOCK:
+        root, pool = _worker_pool(digest, archive, settings)
+        results: list[JobResult] = []
+        batch = [Job.model_validate({**job, "file": str(root / job["file"])}) for job in jobs]
+        pool.run(batch, results.append)
+        return [result.model_dump() for result in results]
+
+
+# parent side -----------------------------------------------------------------
+
+
+@dataclass
+class DaskPool:
+    """The RunnerPool interface (`run`, `close`) over a Dask cluster."""
+
+    scheduler: str
+    root: Path
+    settings: PoolSettings
+    batch_size: int = _BATCH_SIZE
+    client: Any = None
+    archive: Any = None
+    digest: str = ""
+    batches: itertools.count = field(default_factory=itertools.count)
+
+    def connect(self) -> int:
+        """Connect, ship the project to every worker; the cluster's worker threads."""
+        try:
+            from distributed import Client
+        except ImportError:
+            raise DistributedError(
+                "--executor dask needs dask.distributed: pip install 'audit-tests[dask]'"
+            ) from None
+        try:
+            self.client = Client(self.scheduler, timeout=30)
+        except (OSError, TimeoutError) as exc:
+            message = f"cannot reach the Dask scheduler {self.scheduler}: {exc}"
+            raise DistributedError(message) from None
+        packed = pack_project(self.root)
+        self.digest = hashlib.sha256(packed).hexdigest()
+        self.archive = self.client.scatter(packed, broadcast=True, hash=False)
+        return max(1, sum(self.client.nthreads().values()))
+
+    def run(self, jobs: Iterable[Job], on_result: Callable[[JobResult], None]) -> None:
+        from distributed import as_completed
+
+        root = os.path.realpath(self.root)
+        futures = {}
+        jobs_iter = iter(jobs)
+        while batch := list(itertools.islice(jobs_iter, self.batch_size)):
+            payload = [
+                {**job.model_dump(), "file": os.path.relpath(job.file, root)} for job in batch
+            ]
+            future = self.client.submit(
+                run_batch,
+                self.digest,
+                self.archive,
+                self.settings,
+                payload,
+                key=f"audit-batch-{self.digest[:12]}-{next(self.batches)}",
+                pure=False,
+                retries=2,
+            )
+            futures[future] = batch
+        seen: set[str] = set()
+        for future in as_completed(futures):
+            batch = futures[future]
+            try:
+                results = [JobResult.model_validate(item) for item in future.result()]
+            except Exception as exc:  # the batch failed on every worker it was tried on
+                detail = f"the Dask batch failed: {type(exc).__name__}: {exc}"[:300]
+                results = [
+                    JobResult(id=job.id, status="RuntimeError", detail=detail) for job in batch
+                ]
+            for result in results:
+                if result.id not in seen:
+                    seen.add(result.id)
+                    on_result(result)
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None

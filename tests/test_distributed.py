@@ -1,0 +1,93 @@
+"""`--executor dask`: mutants run on a real Dask cluster (a LocalCluster on 127.0.0.1 with
+two worker processes), including a worker killed mid-run."""
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import run_audit
+
+distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+    yield cluster
+    cluster.close()
+
+
+def statuses(report: dict) -> dict[str, str]:
+    return {m["id"]: m["status"] for m in report["mutation"]["mutants"]}
+
+
+def test_a_dask_run_gives_the_local_verdicts(cluster, fixture_runs, project_copy, tmp_path):
+    root = project_copy("shop")
+    out = tmp_path / "dask.json"
+    result = run_audit(
+        "tests_shallow", "-q", "--json", str(out),
+        "--executor", "dask", "--scheduler", cluster.scheduler_address,
+        cwd=root,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    assert statuses(report) == statuses(fixture_runs["shop", "tests_shallow"][1])
+    assert report["mutation"]["jobs"] == 2
+
+
+def test_a_worker_killed_mid_run_loses_and_doubles_no_mutant(
+    cluster, fixture_runs, project_copy, tmp_path
+):
+    root = project_copy("shop")
+    out = tmp_path / "dask.json"
+    command = [
+        sys.executable, "-m", "auditor", "tests_shallow", "-q", "--json", str(out),
+        "--executor", "dask", "--scheduler", cluster.scheduler_address,
+    ]  # fmt: skip
+    client = distributed.Client(cluster.scheduler_address)
+    audit = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        busy = []
+        while not busy and time.monotonic() < deadline:
+            busy = [worker for worker, keys in client.processing().items() if keys]
+            time.sleep(0.05)
+        assert busy, "no batch ever reached a worker"
+        time.sleep(1.0)  # the worker is inside a batch: its runner has started mutants
+        pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
+        assert audit.poll() is None, "the run finished before the worker could be killed"
+        os.kill(pid, signal.SIGKILL)
+        _, stderr = audit.communicate(timeout=240)
+    finally:
+        audit.kill()
+        client.close()
+    assert audit.returncode == 0, stderr.decode()[-2000:]
+    mutants = json.loads(out.read_text())["mutation"]["mutants"]
+    assert len({m["id"] for m in mutants}) == len(mutants)
+    assert {m["id"]: m["status"] for m in mutants} == statuses(
+        fixture_runs["shop", "tests_shallow"][1]
+    )
+
+
+def test_an_unreachable_scheduler_is_a_one_line_error(project_copy):
+    root = project_copy("shop")
+    result = run_audit(
+        "tests_shallow", "-q", "--executor", "dask", "--scheduler", "tcp://127.0.0.1:9",
+        cwd=root,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.startswith("audit: mutate: cannot reach the Dask scheduler")
+    assert len(result.stderr.strip().splitlines()) == 1
