@@ -16,7 +16,7 @@ Schema history:
   4: `mutation.scope` (all, a git diff, or one shard of a CI matrix), `mutation.estimate`
      (a sampled run's scores with 95% Wilson intervals), `mutation.project_known` (in diff
      mode: the whole project's scores over every mutant whose verdict is known),
-     `mutation.stopped_by_budget`.
+     `mutation.stopped_by_budget`, `baseline.tests[].subprocess_lines`.
 """
 
 from __future__ import annotations
@@ -78,7 +78,10 @@ class TestResult(_Model):
     """The test started another Python process: code it runs there is not measured, so
     mutants it might catch run through a copy of the project (the `copy` path)."""
     lines: dict[str, list[int]] = Field(default_factory=dict)
-    """Source file -> lines this test executed (setup, call and teardown)."""
+    """Source file -> lines this test executed in process (setup, call and teardown)."""
+    subprocess_lines: dict[str, list[int]] = Field(default_factory=dict)
+    """Source file -> lines run by Python subprocesses the test started (measured through
+    a sitecustomize on their PYTHONPATH); mutants there take the `copy` path."""
     arcs: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
 
 

@@ -156,3 +156,31 @@ def test_hypothesis_runs_derandomized_without_a_database(tmp_path):
     baseline, _ = baseline_of(tmp_path, "tests")
     assert [t.outcome for t in baseline.tests] == ["passed"]
     assert not (tmp_path / ".hypothesis").exists()
+
+
+def test_code_a_test_runs_in_a_python_subprocess_is_attributed_to_it(project_copy):
+    root = project_copy("traps")
+    baseline, coverage = baseline_of(root, "tests")
+    tests = {test.nodeid: test for test in baseline.tests}
+    cli = tests["tests/test_cli.py::test_cli_doubles_its_argument"]
+    main_body = [7, 8, 9]  # number = ..., print(render(number)), return 0
+    assert set(main_body) <= set(cli.subprocess_lines["traps/cli.py"])
+    assert not set(main_body) & set(cli.lines.get("traps/cli.py", []))
+    assert tests["tests/test_core.py::test_spin_counts_up"].subprocess_lines == {}
+    by_path = {file.path: file for file in coverage.files}
+    assert by_path["traps/cli.py"].missing_lines == []
+
+
+def test_the_environments_own_sitecustomize_still_runs_in_subprocesses(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import os\nos.environ['THEIRS'] = 'loaded'\n")
+    ours = Path(__file__).parent.parent / "auditor" / "baseline" / "subprocess_site"
+    env = {"PYTHONPATH": f"{ours}{':'}{site}", "PATH": "/usr/bin:/bin"}
+    result = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.environ.get('THEIRS'))"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert result.stdout.strip() == "loaded", result.stderr

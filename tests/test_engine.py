@@ -80,9 +80,16 @@ def test_dropping_the_last_closure_variable_still_swaps(traps):
 
 
 def test_code_run_only_in_a_subprocess_is_mutated_through_a_copy(traps):
-    mutant = traps["traps/cli.py::main::arithmetic.swap@2:10#0"]
+    mutant = traps["traps/cli.py::main::statements.call@2:4#0"]
     assert (mutant["status"], mutant["path"]) == ("Killed", "copy")
     assert mutant["killed_by"] == ["tests/test_cli.py::test_cli_doubles_its_argument"]
+
+
+def test_a_survivor_in_process_is_killed_by_the_test_whose_subprocess_runs_it(traps):
+    mutant = traps["traps/cli.py::render::arithmetic.swap@1:15#0"]
+    assert (mutant["status"], mutant["path"]) == ("Killed", "copy")
+    assert mutant["killed_by"] == ["tests/test_cli.py::test_cli_doubles_its_argument"]
+    assert "tests/test_cli.py::test_render_gives_text" in mutant["covered_by"]
 
 
 def test_doctests_collected_by_the_project_config_kill_mutants(traps):

@@ -6,6 +6,7 @@ then the guard (after our own files are open), then pytest.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -21,6 +22,21 @@ def measure(paths: list[str]) -> dict[str, list[str]]:
     return {"include": [os.path.join(p, "*") if os.path.isdir(p) else p for p in paths]}
 
 
+_SUBPROCESS_SITE = Path(__file__).with_name("subprocess_site")
+
+
+def measure_subprocesses(data_file: str, source_dirs: list[str]) -> None:
+    """Python processes the tests start import our sitecustomize, which measures them
+    into `data_file.<suffix>` files (combined at the end) under the test's context."""
+    for stale in Path(data_file).parent.glob(Path(data_file).name + ".*"):
+        stale.unlink()  # left by an attempt that crashed: not this run's data
+    os.environ["AUDIT_SUBPROCESS_COVERAGE"] = json.dumps(
+        {"data_file": data_file, "measure": measure(source_dirs)}
+    )
+    paths = [str(_SUBPROCESS_SITE), os.environ.get("PYTHONPATH", "")]
+    os.environ["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
+
+
 def main(spec_path: str) -> int:
     from auditor.baseline.protocol import ChildSpec
 
@@ -34,6 +50,7 @@ def main(spec_path: str) -> int:
     cov = coverage.Coverage(
         data_file=spec.data_file, branch=True, config_file=False, **measure(spec.source_dirs)
     )
+    measure_subprocesses(spec.data_file, spec.source_dirs)
     cov.start()
     import pytest
 
@@ -64,6 +81,9 @@ def main(spec_path: str) -> int:
         status = pytest.main(args, plugins=[plugin])
     finally:
         cov.stop()
+        cov.save()
+        # What tests ran in Python subprocesses, under their `nodeid|subprocess` context.
+        cov.combine(data_paths=[os.path.dirname(spec.data_file)], keep=False)
         cov.save()
         events.close()
     return int(status)

@@ -16,7 +16,7 @@ import coverage
 from coverage.data import CoverageData
 
 from auditor.baseline.child import measure
-from auditor.baseline.protocol import CONTEXT_PHASES, context_name
+from auditor.baseline.protocol import CONTEXT_PHASES, SUBPROCESS, context_name
 from auditor.report import CoverageCounts, CoverageSection, FileCoverage, FunctionCoverage
 
 
@@ -49,20 +49,30 @@ class BaselineCoverage:
     def _lines_of(arcs: Iterable[tuple[int, int]]) -> set[int]:
         return {line for arc in arcs for line in arc if line > 0}
 
+    def _merged(self, nodeid: str, phases: Iterable[str]) -> dict[str, set[tuple[int, int]]]:
+        merged: dict[str, set[tuple[int, int]]] = {}
+        for phase in phases:
+            for file, arcs in self._arcs_in(context_name(nodeid, phase)).items():
+                merged.setdefault(file, set()).update(arcs)
+        return merged
+
     def for_test(self, nodeid: str) -> dict[str, set[tuple[int, int]]]:
-        """Arcs (absolute file paths) the test ran in any of its phases."""
+        """Arcs (absolute file paths) the test ran in any of its phases, in process or in
+        Python subprocesses it started."""
         if nodeid not in self._per_test:
-            merged: dict[str, set[tuple[int, int]]] = {}
-            for phase in CONTEXT_PHASES:
-                for file, arcs in self._arcs_in(context_name(nodeid, phase)).items():
-                    merged.setdefault(file, set()).update(arcs)
-            self._per_test[nodeid] = merged
+            self._per_test[nodeid] = self._merged(nodeid, (*CONTEXT_PHASES, SUBPROCESS))
         return self._per_test[nodeid]
+
+    def subprocess_lines(self, nodeid: str) -> dict[str, list[int]]:
+        """Lines the test ran in Python subprocesses it started."""
+        arcs = self._merged(nodeid, (SUBPROCESS,))
+        return {relative(f, self.root): sorted(self._lines_of(a)) for f, a in arcs.items()}
 
     def test_lines_and_arcs(
         self, nodeid: str
     ) -> tuple[dict[str, list[int]], dict[str, list[tuple[int, int]]]]:
-        arcs = self.for_test(nodeid)
+        """In-process lines and arcs: what a mutant swapped in the runner reaches."""
+        arcs = self._merged(nodeid, CONTEXT_PHASES)
         lines = {relative(f, self.root): sorted(self._lines_of(a)) for f, a in arcs.items()}
         sorted_arcs = {relative(f, self.root): sorted(a) for f, a in arcs.items()}
         return lines, sorted_arcs

@@ -20,6 +20,8 @@ from auditor.baseline import protocol
 from auditor.guard import Blocked
 from auditor.sandbox import derandomize_hypothesis
 
+_SUBPROCESS_CONTEXT = "AUDIT_SUBPROCESS_CONTEXT"
+"""Read by subprocess_site/sitecustomize.py in the Python processes a test starts."""
 _PHASE_CONTEXT = {"setup": "setup", "call": "run", "teardown": "teardown"}
 
 
@@ -91,7 +93,9 @@ class BaselinePlugin:
         self._spawns = False
         self._phases[item.nodeid] = {"outcomes": {}, "duration": 0.0, "message": ""}
         self.emit(protocol.START, nodeid=item.nodeid)
+        os.environ[_SUBPROCESS_CONTEXT] = protocol.context_name(item.nodeid, protocol.SUBPROCESS)
         yield
+        os.environ.pop(_SUBPROCESS_CONTEXT, None)
         self._finish(item)
         self._current = None
         self._coverage.switch_context("")

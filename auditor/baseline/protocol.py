@@ -38,6 +38,8 @@ RESULT = "result"
 FINISH = "finish"
 
 CONTEXT_PHASES = ("setup", "run", "teardown")
+SUBPROCESS = "subprocess"
+"""The context of code a test ran in a Python subprocess it started."""
 
 
 def context_name(nodeid: str, phase: str) -> str:

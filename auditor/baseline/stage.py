@@ -62,6 +62,7 @@ def run_baseline(
             )
             if result.outcome == "passed":
                 result.lines, result.arcs = coverage.test_lines_and_arcs(result.nodeid)
+                result.subprocess_lines = coverage.subprocess_lines(result.nodeid)
             tests.append(result)
         tests.sort(key=lambda test: test.nodeid)
         passing = [test.nodeid for test in tests if test.outcome == "passed"]

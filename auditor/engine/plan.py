@@ -51,6 +51,9 @@ class PlannedMutant:
     """The original source of the file (shared by its mutants); the module path applies
     the site to it when the job is sent."""
     cache_key: str = ""
+    subprocess_tests: list[str] = field(default_factory=list)
+    """Tests whose Python subprocesses also run the mutated code: if the mutant survives
+    the in-process tests, it runs again on a copy of the project with these."""
 
     @property
     def runnable(self) -> bool:
@@ -102,6 +105,15 @@ class Planner:
             for file, lines in test.lines.items():
                 for line in lines:
                     self.tests_by_line[file][line].add(test.nodeid)
+        self.subprocess_tests_by_line: dict[str, dict[int, set[str]]] = defaultdict(
+            lambda: defaultdict(set)
+        )
+        """Tests whose Python subprocesses ran a line: a swap in the runner cannot reach
+        those processes, so such mutants run on a copy of the project."""
+        for test in passing:
+            for file, lines in test.subprocess_lines.items():
+                for line in lines:
+                    self.subprocess_tests_by_line[file][line].add(test.nodeid)
         self.import_lines = {f: set(lines) for f, lines in baseline.import_time_lines.items()}
         self.test_file_digests: dict[str, str] = {}
 
@@ -141,6 +153,8 @@ class Planner:
             line_starts.append(line_starts[-1] + len(text))
         by_line = self.tests_by_line.get(relative, {})
         file_tests = set().union(*by_line.values()) if by_line else set()
+        by_subprocess = self.subprocess_tests_by_line.get(relative, {})
+        file_subprocess_tests = set().union(*by_subprocess.values()) if by_subprocess else set()
         import_lines = self.import_lines.get(relative, set())
         compiler = _FunctionCompiler(source, filename, line_starts)
         seen: dict[tuple, str] = {}
@@ -162,11 +176,13 @@ class Planner:
             )
             planned.append(mutant)
             tests = file_tests if at_import else set().union(*(by_line.get(n, ()) for n in lines))
-            if not file_tests and self.spawning:
-                # No test runs this file in process, but some start Python: it may be
-                # the code they run there.
+            in_subprocess = set().union(*(by_subprocess.get(n, ()) for n in lines))
+            unmeasured = not file_tests and not file_subprocess_tests and self.spawning
+            if (in_subprocess and not tests) or unmeasured:
+                # Only Python subprocesses the tests start run this code (measured), or no
+                # test runs the file at all while some start Python: it may be theirs.
                 mutant.path = "copy"
-                mutant.tests = self._ordered(self.spawning)
+                mutant.tests = self._ordered(in_subprocess or set(self.spawning))
                 mutant.cache_key = _digest(
                     __version__,
                     mutant_id,
@@ -176,6 +192,7 @@ class Planner:
                     self.shared_sources,
                 )
                 continue
+            mutant.subprocess_tests = self._ordered(in_subprocess - tests)
             if not tests:
                 mutant.status, mutant.path = "NoCoverage", "none"
                 mutant.status_reason = "no passing test runs this line"
@@ -205,6 +222,7 @@ class Planner:
                 site.replacement,
                 key_of_code if mutant.path == "swap" else source,
                 sorted((t, self._test_digest(t)) for t in mutant.tests),
+                sorted((t, self._test_digest(t)) for t in mutant.subprocess_tests),
                 self.shared_sources,
             )
         return planned

@@ -73,18 +73,23 @@ def _job(mutant: PlannedMutant, module_name: str) -> Job:
 
 
 def _run_copy(
-    project: Project, config: AuditConfig, mutant: PlannedMutant, passing: set[str]
+    project: Project,
+    config: AuditConfig,
+    mutant: PlannedMutant,
+    passing: set[str],
+    tests: list[str] | None = None,
 ) -> JobResult:
     started = time.perf_counter()
+    tests = tests or mutant.tests
     run = run_in_copy(
-        project, config, mutant.file, mutant.site.apply(mutant.source), mutant.tests, passing
+        project, config, mutant.file, mutant.site.apply(mutant.source), tests, passing
     )
     return JobResult(
         id=mutant.id,
         status="Killed" if run.red else "Survived",
         killed_by=run.failing[:1],
         kill_kind=("assertion" if run.by_check else "error") if run.red else "",
-        ran=len(mutant.tests),
+        ran=len(tests),
         duration=round(time.perf_counter() - started, 4),
         detail=run.reason,
     )
@@ -109,7 +114,7 @@ def _to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) ->
         status=status,
         status_reason=mutant.status_reason or (result.detail if result else ""),
         path=mutant.path if mutant.runnable else "none",
-        covered_by=sorted(mutant.tests) if mutant.runnable else [],
+        covered_by=sorted({*mutant.tests, *mutant.subprocess_tests}) if mutant.runnable else [],
         killed_by=result.killed_by if result else [],
         kill_kind=result.kill_kind if result else "",
         duration=result.duration if result else 0.0,
@@ -284,6 +289,16 @@ def run_mutation(
             passing = {t.nodeid for t in baseline.tests if t.outcome == "passed"}
             for mutant in within_budget([m for m in to_run if m.path == "copy"]):
                 on_result(_run_copy(project, config, mutant, passing))
+            # Survivors of the in-process tests get the tests whose subprocesses run them.
+            second_chance = [
+                m
+                for m in in_process
+                if m.subprocess_tests and m.id in results and results[m.id].status == "Survived"
+            ]
+            for mutant in within_budget(second_chance):
+                tally[results[mutant.id].status] -= 1
+                mutant.path = "copy"  # the verdict now comes from the copy
+                on_result(_run_copy(project, config, mutant, passing, mutant.subprocess_tests))
             project_known = _project_known(scope, planned, results, cache)
         finally:
             pool.close()
