@@ -11,7 +11,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -73,17 +73,50 @@ _FORMATS = {
 }
 
 
+def _remember_output(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    ctx.meta.setdefault("audit_outputs", {})[param.name] = value
+
+
 def _output_options(command: Any) -> Any:
-    """Adds --html/--markdown/--sarif/--stryker/--junit PATH and --compare OLD.json."""
-    command = click.option(
-        "--compare",
-        "compare_path",
-        type=click.Path(),
-        help="A previous JSON report: HTML and Markdown show the change since then.",
-    )(command)
-    for name, what in reversed(_FORMATS.items()):
-        command = click.option(f"--{name}", type=click.Path(), help=f"Write {what}.")(command)
+    """Adds --html/--markdown/--sarif/--stryker/--junit PATH and --compare OLD.json; the
+    values are read back by `_finish`."""
+    for name, what in reversed(
+        [*_FORMATS.items(), ("compare", "OLD.json: a previous report to show changes against")]
+    ):
+        help_text = what if name == "compare" else f"Write {what}."
+        command = click.option(
+            f"--{name}",
+            type=click.Path(),
+            expose_value=False,
+            callback=_remember_output,
+            help=help_text,
+        )(command)
     return command
+
+
+def _finish(
+    report: Report,
+    report_path: Path,
+    cwd: Path,
+    configured: dict[str, str | None] | None = None,
+    root: Path | None = None,
+    summary: bool = True,
+) -> NoReturn:
+    """Write the requested outputs, print the summary, exit with the report's code."""
+    from reports import terminal
+    from reports.outputs import write_outputs
+
+    given = dict(click.get_current_context().meta.get("audit_outputs", {}))
+    compare_path = given.pop("compare", None)
+    previous = read_report(cwd / compare_path, "previous report") if compare_path else None
+    targets = _output_targets(given, configured or {}, cwd, root or cwd)
+    written = write_outputs(report, targets, previous)
+    stdout = Console()
+    if summary or not targets:
+        terminal.render(report, stdout, str(report_path))
+    for path in written:
+        stdout.print(f"wrote {path}")
+    sys.exit(_exit_code(report))
 
 
 def _output_targets(
@@ -171,74 +204,55 @@ def run(
     max_surviving: int | None,
     max_pseudo_tested: int | None,
     baseline_report: str | None,
-    html: str | None,
-    markdown: str | None,
-    sarif: str | None,
-    stryker: str | None,
-    junit: str | None,
-    compare_path: str | None,
     quiet: bool,
 ) -> None:
     """Audit the pytest suite in TESTS (default: the configured tests, or tests/)."""
     from auditor.pipeline import resolve_config, run_audit
     from auditor.progress import RichProgress, SilentProgress
-    from reports import terminal
-    from reports.outputs import write_outputs
 
     cwd = Path.cwd()
     overrides: dict[str, Any] = {}
     gate: dict[str, Any] = {}
     if src:
         overrides["src"] = list(src)
-    if timeout is not None:
-        overrides["test_timeout"] = timeout
     if allow_write:
         overrides["allow_write"] = [str((cwd / path).resolve()) for path in allow_write]
     if disable_smell:
         overrides["disable_smells"] = list(disable_smell)
-    if mutation is not None:
-        overrides["mutation"] = mutation
-    if jobs is not None:
-        overrides["jobs"] = jobs
     if mutators:
         overrides["mutators"] = [name.strip() for name in mutators.split(",") if name.strip()]
     if disable_mutator:
         overrides["disable_mutators"] = list(disable_mutator)
-    if module_level is not None:
-        overrides["module_level"] = module_level
-    if verify_sample is not None:
-        overrides["verify_sample"] = verify_sample
-    if executor is not None:
-        overrides["executor"] = executor
-    if scheduler is not None:
-        overrides["scheduler"] = scheduler
-    if diff_ref is not None:
-        overrides["diff"] = diff_ref
     if shard is not None:
         from auditor.engine.selection import Shard
 
         parsed = Shard.parse(shard)
         overrides["shard"] = f"{parsed.index}/{parsed.total}"
-    if sample is not None:
-        overrides["sample"] = sample
-    if sample_seed is not None:
-        overrides["sample_seed"] = sample_seed
     if time_budget is not None:
         overrides["time_budget"] = parse_duration(time_budget)
-    for name, value in (
-        ("min_mutation_score", min_mutation_score),
-        ("min_covered_score", min_covered_score),
-        ("max_surviving", max_surviving),
-        ("max_pseudo_tested", max_pseudo_tested),
-    ):
-        if value is not None:
-            gate[name] = value
-    if min_line_coverage is not None:
-        gate["min_line_coverage"] = min_line_coverage
-    if min_branch_coverage is not None:
-        gate["min_branch_coverage"] = min_branch_coverage
-    if max_failing_tests is not None:
-        gate["max_failing_tests"] = max_failing_tests
+    plain = {
+        "test_timeout": timeout,
+        "mutation": mutation,
+        "jobs": jobs,
+        "module_level": module_level,
+        "verify_sample": verify_sample,
+        "executor": executor,
+        "scheduler": scheduler,
+        "diff": diff_ref,
+        "sample": sample,
+        "sample_seed": sample_seed,
+    }
+    overrides.update({key: value for key, value in plain.items() if value is not None})
+    thresholds = {
+        "min_line_coverage": min_line_coverage,
+        "min_branch_coverage": min_branch_coverage,
+        "max_failing_tests": max_failing_tests,
+        "min_mutation_score": min_mutation_score,
+        "min_covered_score": min_covered_score,
+        "max_surviving": max_surviving,
+        "max_pseudo_tested": max_pseudo_tested,
+    }
+    gate.update({key: value for key, value in thresholds.items() if value is not None})
     if max_smells:
         gate["max_smells"] = _parse_max_smells(max_smells)
     if baseline_report is not None:
@@ -249,7 +263,6 @@ def run(
     config, root = resolve_config(
         list(tests), overrides, cwd, Path(config_file).resolve() if config_file else None
     )
-    stdout = Console()
     stderr = Console(stderr=True)
     if quiet:
         report = run_audit(list(tests), config, cwd, SilentProgress())
@@ -257,19 +270,15 @@ def run(
         with RichProgress(stderr) as progress:
             report = run_audit(list(tests), config, cwd, progress)
     output = (cwd / json_path) if json_path else (root / config.report_json)
+    _write_report(report, output)
+    _finish(report, output, cwd, config.outputs.model_dump(), root)
+
+
+def _write_report(report: Report, path: Path) -> None:
     try:
-        report.write(output)
+        report.write(path)
     except OSError as exc:
-        raise AuditError("report", f"cannot write {output}: {exc.strerror or exc}") from None
-    flags = {"html": html, "markdown": markdown, "sarif": sarif, "stryker": stryker}
-    flags["junit"] = junit
-    targets = _output_targets(flags, config.outputs.model_dump(), cwd, root)
-    previous = read_report(cwd / compare_path, "previous report") if compare_path else None
-    written = write_outputs(report, targets, previous)
-    terminal.render(report, stdout, str(output))
-    for path in written:
-        stdout.print(f"wrote {path}")
-    sys.exit(_exit_code(report))
+        raise AuditError("report", f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _exit_code(report: Report) -> ExitCode:
@@ -289,76 +298,33 @@ def parse_duration(text: str) -> float:
 @cli.command()
 @click.argument("report_path", metavar="REPORT", type=click.Path())
 @_output_options
-def report(
-    report_path: str,
-    html: str | None,
-    markdown: str | None,
-    sarif: str | None,
-    stryker: str | None,
-    junit: str | None,
-    compare_path: str | None,
-) -> None:
+def report(report_path: str) -> None:
     """Re-render a saved JSON REPORT without running anything.
 
     \b
     audit report .audit/report.json --html report.html --sarif audit.sarif
     audit report new.json --markdown summary.md --compare old.json
     """
-    from reports import terminal
-    from reports.outputs import write_outputs
-
     cwd = Path.cwd()
-    saved = read_report(cwd / report_path)
-    previous = read_report(cwd / compare_path, "previous report") if compare_path else None
-    flags = {"html": html, "markdown": markdown, "sarif": sarif, "stryker": stryker}
-    flags["junit"] = junit
-    targets = _output_targets(flags, {}, cwd, cwd)
-    stdout = Console()
-    if not targets:
-        terminal.render(saved, stdout, str(cwd / report_path))
-    for path in write_outputs(saved, targets, previous):
-        stdout.print(f"wrote {path}")
-    sys.exit(_exit_code(saved))
+    _finish(read_report(cwd / report_path), cwd / report_path, cwd, summary=False)
 
 
 @cli.command()
 @click.argument("shards", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output", required=True, type=click.Path(), help="The merged JSON report.")
 @_output_options
-def merge(
-    shards: tuple[str, ...],
-    output: str,
-    html: str | None,
-    markdown: str | None,
-    sarif: str | None,
-    stryker: str | None,
-    junit: str | None,
-    compare_path: str | None,
-) -> None:
+def merge(shards: tuple[str, ...], output: str) -> None:
     """Merge the JSON reports of `--shard K/N` runs into one report.
 
     \b
     audit merge shard-*.json -o report.json --html report.html
     """
     from auditor.merge import merge_reports
-    from reports import terminal
-    from reports.outputs import write_outputs
 
     cwd = Path.cwd()
     merged = merge_reports([(Path(path), read_report(cwd / path)) for path in shards])
-    try:
-        merged.write(cwd / output)
-    except OSError as exc:
-        raise AuditError("merge", f"cannot write {output}: {exc.strerror or exc}") from None
-    previous = read_report(cwd / compare_path, "previous report") if compare_path else None
-    flags = {"html": html, "markdown": markdown, "sarif": sarif, "stryker": stryker}
-    flags["junit"] = junit
-    stdout = Console()
-    written = write_outputs(merged, _output_targets(flags, {}, cwd, cwd), previous)
-    terminal.render(merged, stdout, str(cwd / output))
-    for path in written:
-        stdout.print(f"wrote {path}")
-    sys.exit(_exit_code(merged))
+    _write_report(merged, cwd / output)
+    _finish(merged, cwd / output, cwd)
 
 
 @cli.command()

@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from auditor.sandbox import limit_resources, quiet_bytecode
 
@@ -23,6 +24,18 @@ def measure(paths: list[str]) -> dict[str, list[str]]:
 
 
 _SUBPROCESS_SITE = Path(__file__).with_name("subprocess_site")
+
+
+class _Unmeasured:
+    """Stands in for coverage.Coverage when only the outcomes are wanted."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def save(self) -> None: ...
+
+    def switch_context(self, name: str) -> None: ...
 
 
 def measure_subprocesses(data_file: str, source_dirs: list[str]) -> None:
@@ -45,12 +58,15 @@ def main(spec_path: str) -> int:
     quiet_bytecode()
     os.chdir(spec.root)
 
-    import coverage
+    if spec.measure:
+        import coverage
 
-    cov = coverage.Coverage(
-        data_file=spec.data_file, branch=True, config_file=False, **measure(spec.source_dirs)
-    )
-    measure_subprocesses(spec.data_file, spec.source_dirs)
+        cov: Any = coverage.Coverage(
+            data_file=spec.data_file, branch=True, config_file=False, **measure(spec.source_dirs)
+        )
+        measure_subprocesses(spec.data_file, spec.source_dirs)
+    else:
+        cov = _Unmeasured()
     cov.start()
     import pytest
 
@@ -82,9 +98,10 @@ def main(spec_path: str) -> int:
     finally:
         cov.stop()
         cov.save()
-        # What tests ran in Python subprocesses, under their `nodeid|subprocess` context.
-        cov.combine(data_paths=[os.path.dirname(spec.data_file)], keep=False)
-        cov.save()
+        if spec.measure:
+            # What tests ran in Python subprocesses, under their `nodeid|subprocess` context.
+            cov.combine(data_paths=[os.path.dirname(spec.data_file)], keep=False)
+            cov.save()
         events.close()
     return int(status)
 

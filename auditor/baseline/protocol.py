@@ -20,6 +20,8 @@ class ChildSpec(BaseModel):
     deselect: list[str]
     test_timeout: float
     memory_limit_mb: int
+    measure: bool = True
+    """Measure coverage (the baseline); the copy path only needs outcomes."""
 
     def write(self, path: Path) -> None:
         path.write_text(self.model_dump_json(), encoding="utf-8")

@@ -86,6 +86,7 @@ class BaselineRunner:
         test_timeout: float,
         memory_limit_mb: int,
         workdir: Path,
+        measure: bool = True,
     ) -> None:
         self.root = root
         self.test_paths = test_paths
@@ -95,6 +96,7 @@ class BaselineRunner:
         self.test_timeout = test_timeout
         self.memory_limit_mb = memory_limit_mb
         self.workdir = workdir
+        self.measure = measure
 
     def _environment(self, private_tmp: Path) -> dict[str, str]:
         env = dict(os.environ)
@@ -122,6 +124,7 @@ class BaselineRunner:
             deselect=deselect,
             test_timeout=self.test_timeout,
             memory_limit_mb=self.memory_limit_mb,
+            measure=self.measure,
         )
 
     def _run_once(self, spec: ChildSpec, attempt_dir: Path, progress: Progress) -> _Attempt:

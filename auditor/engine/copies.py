@@ -7,8 +7,10 @@ subprocess imports the code from disk, where no code-object swap can reach."""
 
 from __future__ import annotations
 
+import queue
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,23 +33,55 @@ class CopyRun:
     """The first failing test failed on a check (assert, pytest.raises, pytest.fail)."""
 
 
-def run_in_copy(
-    project: Project,
-    config: AuditConfig,
-    file: str,
-    mutated_source: str,
-    tests: list[str],
-    passing: set[str],
-) -> CopyRun:
-    """Run `tests` (paths or node ids) on a copy of the project where `file` is mutated."""
-    with tempfile.TemporaryDirectory(prefix="audit-copy-") as scratch:
-        copy = Path(scratch) / project.root.name
-        shutil.copytree(project.root, copy, ignore=_IGNORED, symlinks=True)
-        (copy / file).write_text(mutated_source, encoding="utf-8")
+class CopyPool:
+    """Copies of the project, made once each and reused: a mutant's file is written into
+    a free copy, the tests run there (outcomes only, no coverage), and the file is put
+    back. Thread-safe: each of up to `size` callers holds its own copy while it runs."""
+
+    def __init__(self, project: Project, config: AuditConfig, size: int = 1) -> None:
+        self.project = project
+        self.config = config
+        self.size = max(1, size)
+        self._scratch = tempfile.TemporaryDirectory(prefix="audit-copy-")
+        self._free: queue.Queue[Path] = queue.Queue()
+        self._made = 0
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> CopyPool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._scratch.cleanup()
+
+    def _take(self) -> Path:
+        with self._lock:
+            if self._free.empty() and self._made < self.size:
+                self._made += 1
+                home = Path(self._scratch.name) / f"copy-{self._made}"
+                copy = home / self.project.root.name
+                shutil.copytree(self.project.root, copy, ignore=_IGNORED, symlinks=True)
+                return copy
+        return self._free.get()
+
+    def run(self, file: str, mutated_source: str, tests: list[str], passing: set[str]) -> CopyRun:
+        """Run `tests` (paths or node ids) on a copy where `file` is mutated."""
+        copy = self._take()
+        target = copy / file
+        original = target.read_bytes()
+        try:
+            target.write_text(mutated_source, encoding="utf-8")
+            return self._run(copy, tests, passing)
+        finally:
+            target.write_bytes(original)
+            self._free.put(copy)
+
+    def _run(self, copy: Path, tests: list[str], passing: set[str]) -> CopyRun:
+        project, config = self.project, self.config
 
         def inside(paths: tuple[Path, ...]) -> list[str]:
             return [str(copy / relative(str(path), project.root)) for path in paths]
 
+        work = Path(tempfile.mkdtemp(prefix="run-", dir=copy.parent))
         runner = BaselineRunner(
             root=copy,
             test_paths=tests,
@@ -56,12 +90,15 @@ def run_in_copy(
             allow_write=config.allow_write,
             test_timeout=config.test_timeout,
             memory_limit_mb=config.memory_limit_mb,
-            workdir=Path(scratch) / "work",
+            workdir=work,
+            measure=False,
         )
         try:
             outcome = runner.run(lambda done, total: None)
         except AuditError as exc:
             return CopyRun(True, [], f"the suite cannot run: {exc.message}")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         if outcome.collection_errors:
             first = outcome.collection_errors[0]
             return CopyRun(True, [], f"cannot collect {first['file']}: {first['message']}")
@@ -70,6 +107,19 @@ def run_in_copy(
         first = failed[0]["message"] if failed else ""
         by_check = first.startswith(("assert", "AssertionError", "Failed:"))
         return CopyRun(bool(failed), [r["nodeid"] for r in failed], by_check=by_check)
+
+
+def run_in_copy(
+    project: Project,
+    config: AuditConfig,
+    file: str,
+    mutated_source: str,
+    tests: list[str],
+    passing: set[str],
+) -> CopyRun:
+    """One run on a fresh copy (verify-sample: whole suites, a few mutants)."""
+    with CopyPool(project, config) as pool:
+        return pool.run(file, mutated_source, tests, passing)
 
 
 def suite_paths(project: Project) -> list[str]:

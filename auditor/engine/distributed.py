@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from auditor.engine.executor import PoolSettings
 from auditor.engine.protocol import Job, JobResult
 from auditor.errors import AuditError
 
@@ -47,20 +48,6 @@ def pack_project(root: Path) -> bytes:
                 continue
             archive.add(path, arcname=relative.as_posix(), recursive=False)
     return buffer.getvalue()
-
-
-@dataclass
-class PoolSettings:
-    """What a worker needs to start a runner pool in its copy: paths are relative to
-    the project root."""
-
-    test_paths: list[str]
-    deselect: list[str]
-    source_files: list[str]
-    source_roots: list[str]
-    allow_write: list[str]
-    memory_limit_mb: int
-    child_growth_limit_mb: int
 
 
 # worker side -----------------------------------------------------------------
@@ -88,18 +75,7 @@ def _worker_pool(digest: str, archive: bytes, settings: PoolSettings) -> tuple[P
             unpacked.extractall(root, filter="data")
         (home / "work").mkdir()
         root = Path(os.path.realpath(root))
-        pool = RunnerPool(
-            root=root,
-            test_paths=settings.test_paths,
-            deselect=settings.deselect,
-            source_files=[str(root / path) for path in settings.source_files],
-            source_roots=[str(root / path) for path in settings.source_roots],
-            allow_write=settings.allow_write,
-            memory_limit_mb=settings.memory_limit_mb,
-            child_growth_limit_mb=settings.child_growth_limit_mb,
-            workdir=home / "work",
-            jobs=1,
-        )
+        pool = RunnerPool(root=root, settings=settings, workdir=home / "work", jobs=1)
         _WORKER_POOLS[digest] = (root, pool)
     return _WORKER_POOLS[digest]
 

@@ -42,12 +42,11 @@ class _Runner:
     deadline: float = 0.0
 
 
-@dataclass
-class RunnerPool:
-    """Starts `jobs` runners over a project; `run` feeds them jobs until all are done
-    (call it once per batch: the runners stay up between batches); `close` stops them."""
+@dataclass(frozen=True)
+class PoolSettings:
+    """What runners need besides the project's location; paths relative to its root, so
+    the same settings serve a copy of the project on a Dask worker."""
 
-    root: Path
     test_paths: list[str]
     deselect: list[str]
     source_files: list[str]
@@ -55,6 +54,15 @@ class RunnerPool:
     allow_write: list[str]
     memory_limit_mb: int
     child_growth_limit_mb: int
+
+
+@dataclass
+class RunnerPool:
+    """Starts `jobs` runners over a project; `run` feeds them jobs until all are done
+    (call it once per batch: the runners stay up between batches); `close` stops them."""
+
+    root: Path
+    settings: PoolSettings
     workdir: Path
     jobs: int
     runners: list[_Runner] = field(default_factory=list)
@@ -62,7 +70,8 @@ class RunnerPool:
 
     def _environment(self, private_tmp: Path) -> dict[str, str]:
         env = dict(os.environ)
-        paths = [*self.source_roots, env.get("PYTHONPATH", "")]
+        roots = [str(self.root / path) for path in self.settings.source_roots]
+        paths = [*roots, env.get("PYTHONPATH", "")]
         env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env["TMPDIR"] = str(private_tmp)
@@ -76,12 +85,14 @@ class RunnerPool:
         private_tmp.mkdir(parents=True)
         spec = RunnerSpec(
             root=str(self.root),
-            test_paths=self.test_paths,
-            deselect=self.deselect,
-            source_files=self.source_files,
-            allowed_roots=[str(home), *self.allow_write],
-            memory_limit_mb=self.memory_limit_mb,
-            child_growth_limit_mb=self.child_growth_limit_mb,
+            test_paths=self.settings.test_paths,
+            deselect=self.settings.deselect,
+            source_files=[
+                os.path.realpath(self.root / path) for path in self.settings.source_files
+            ],
+            allowed_roots=[str(home), *self.settings.allow_write],
+            memory_limit_mb=self.settings.memory_limit_mb,
+            child_growth_limit_mb=self.settings.child_growth_limit_mb,
             log_file=str(home / "output.log"),
             basetemp=str(private_tmp / "basetemp"),
         )

@@ -10,6 +10,7 @@ import time
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from auditor.baseline.coverage_data import relative
@@ -17,9 +18,9 @@ from auditor.config import AuditConfig
 from auditor.discovery import Project
 from auditor.engine import scoring, selection
 from auditor.engine.cache import ResultCache
-from auditor.engine.copies import run_in_copy
-from auditor.engine.distributed import DaskPool, PoolSettings
-from auditor.engine.executor import RunnerPool
+from auditor.engine.copies import CopyPool, CopyRun
+from auditor.engine.distributed import DaskPool
+from auditor.engine.executor import PoolSettings, RunnerPool
 from auditor.engine.plan import PlannedMutant, Planner, TimeoutPolicy, plan
 from auditor.engine.protocol import Job, JobResult
 from auditor.engine.verify import verify_sample
@@ -72,27 +73,50 @@ def _job(mutant: PlannedMutant, module_name: str) -> Job:
     )
 
 
-def _run_copy(
-    project: Project,
-    config: AuditConfig,
-    mutant: PlannedMutant,
-    passing: set[str],
-    tests: list[str] | None = None,
+def _copy_result(
+    mutant: PlannedMutant, tests: list[str], run: CopyRun, seconds: float
 ) -> JobResult:
-    started = time.perf_counter()
-    tests = tests or mutant.tests
-    run = run_in_copy(
-        project, config, mutant.file, mutant.site.apply(mutant.source), tests, passing
-    )
     return JobResult(
         id=mutant.id,
         status="Killed" if run.red else "Survived",
         killed_by=run.failing[:1],
         kill_kind=("assertion" if run.by_check else "error") if run.red else "",
         ran=len(tests),
-        duration=round(time.perf_counter() - started, 4),
+        duration=round(seconds, 4),
         detail=run.reason,
     )
+
+
+def _run_on_copies(
+    project: Project,
+    config: AuditConfig,
+    work: list[tuple[PlannedMutant, list[str]]],
+    passing: set[str],
+    jobs: int,
+    on_result: Callable[[JobResult], None],
+    deadline: float | None,
+) -> None:
+    """Copy-path mutants, `jobs` at a time, each copy of the project reused."""
+    if not work:
+        return
+
+    def run(mutant: PlannedMutant, tests: list[str]) -> JobResult | None:
+        if deadline is not None and time.monotonic() >= deadline:
+            return None
+        started = time.perf_counter()
+        mutated = mutant.site.apply(mutant.source)
+        outcome = copies.run(mutant.file, mutated, tests, passing)
+        return _copy_result(mutant, tests, outcome, time.perf_counter() - started)
+
+    with (
+        CopyPool(project, config, size=jobs) as copies,
+        ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="audit-copy") as threads,
+    ):
+        futures = [threads.submit(run, mutant, tests) for mutant, tests in work]
+        for future in as_completed(futures):
+            result = future.result()
+            if result is not None:
+                on_result(result)
 
 
 def _to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) -> Mutant:
@@ -143,34 +167,25 @@ def _select_scope(
 def _pool(
     project: Project, config: AuditConfig, excluded: list[str], scratch: Path, jobs: int
 ) -> RunnerPool | DaskPool:
-    growth_limit = _child_growth_limit_mb(config.memory_limit_mb)
-    test_paths = [relative(str(path), project.root) for path in project.collect_paths]
+    root = os.path.realpath(project.root)
+
+    def inside(path: Path) -> str:
+        return os.path.relpath(os.path.realpath(path), root)
+
+    settings = PoolSettings(
+        test_paths=[relative(str(path), project.root) for path in project.collect_paths],
+        deselect=excluded,
+        source_files=sorted(inside(path) for path in project.source_files),
+        source_roots=[inside(path) for path in project.source_roots],
+        allow_write=config.allow_write,
+        memory_limit_mb=config.memory_limit_mb,
+        child_growth_limit_mb=_child_growth_limit_mb(config.memory_limit_mb),
+    )
     if config.executor == "dask":
         if not config.scheduler:
             raise ConfigError("executor 'dask' needs a scheduler address (--scheduler)")
-        root = os.path.realpath(project.root)
-        settings = PoolSettings(
-            test_paths=test_paths,
-            deselect=excluded,
-            source_files=[os.path.relpath(os.path.realpath(p), root) for p in project.source_files],
-            source_roots=[os.path.relpath(os.path.realpath(p), root) for p in project.source_roots],
-            allow_write=config.allow_write,
-            memory_limit_mb=config.memory_limit_mb,
-            child_growth_limit_mb=growth_limit,
-        )
         return DaskPool(config.scheduler, project.root, settings)
-    return RunnerPool(
-        root=project.root,
-        test_paths=test_paths,
-        deselect=excluded,
-        source_files=sorted(os.path.realpath(p) for p in project.source_files),
-        source_roots=[str(path) for path in project.source_roots],
-        allow_write=config.allow_write,
-        memory_limit_mb=config.memory_limit_mb,
-        child_growth_limit_mb=growth_limit,
-        workdir=scratch,
-        jobs=jobs,
-    )
+    return RunnerPool(root=Path(root), settings=settings, workdir=scratch, jobs=jobs)
 
 
 def _estimate(
@@ -255,10 +270,17 @@ def run_mutation(
     report_progress()
     by_id = {m.id: m for m in to_run}
 
+    undecided: set[str] = set()
+    """Survived in process, but Python subprocesses of other tests run the code too."""
+
     def on_result(result: JobResult) -> None:
         results[result.id] = result
         tally[result.status] += 1
-        cache.put(by_id[result.id].cache_key, result)
+        mutant = by_id[result.id]
+        if result.status == "Survived" and mutant.subprocess_tests and mutant.path != "copy":
+            undecided.add(result.id)  # not final: cached after the copy run
+        else:
+            cache.put(mutant.cache_key, result)
         report_progress()
 
     def within_budget(mutants: list[PlannedMutant]) -> Iterator[PlannedMutant]:
@@ -287,18 +309,14 @@ def run_mutation(
                 pool.run((_job(m, module_names[m.abs_path]) for m in jobs_of_batch), on_result)
             pool.close()
             passing = {t.nodeid for t in baseline.tests if t.outcome == "passed"}
-            for mutant in within_budget([m for m in to_run if m.path == "copy"]):
-                on_result(_run_copy(project, config, mutant, passing))
             # Survivors of the in-process tests get the tests whose subprocesses run them.
-            second_chance = [
-                m
-                for m in in_process
-                if m.subprocess_tests and m.id in results and results[m.id].status == "Survived"
-            ]
-            for mutant in within_budget(second_chance):
-                tally[results[mutant.id].status] -= 1
-                mutant.path = "copy"  # the verdict now comes from the copy
-                on_result(_run_copy(project, config, mutant, passing, mutant.subprocess_tests))
+            second_chance = [m for m in in_process if m.id in undecided]
+            for mutant in second_chance:
+                tally[results.pop(mutant.id).status] -= 1
+                mutant.path = "copy"  # the verdict comes from the copy
+            work = [(m, m.tests) for m in to_run if m.path == "copy" and m.id not in undecided]
+            work += [(m, m.subprocess_tests) for m in second_chance]
+            _run_on_copies(project, config, work, passing, jobs, on_result, deadline)
             project_known = _project_known(scope, planned, results, cache)
         finally:
             pool.close()
