@@ -97,6 +97,9 @@ def _lines_by_test(report: Report) -> dict[str, dict[int, list[str]]]:
         for path, lines in test.lines.items():
             for line in lines:
                 covering[path][line].append(test.nodeid)
+        for path, lines in test.subprocess_lines.items():
+            for line in lines:
+                covering[path][line].append(f"{test.nodeid} (in a subprocess)")
     return covering
 
 

@@ -117,7 +117,7 @@ class DaskPool:
                 "--executor dask needs dask.distributed: pip install 'audit-tests[dask]'"
             ) from None
         try:
-            self.client = Client(self.scheduler, timeout=30)
+            self.client = Client(self.scheduler, timeout=10)
         except (OSError, TimeoutError) as exc:
             message = f"cannot reach the Dask scheduler {self.scheduler}: {exc}"
             raise DistributedError(message) from None
