@@ -297,6 +297,13 @@ class MutationSection(_Model):
     jobs: int
     duration: float
     mutants_per_second: float
+    overhead_ms: float | None = None
+    """Per mutant run here, what the stage cost beyond the tests' own time: (stage wall
+    time x workers - time inside the tests' phases) / mutants run. Planning, runner
+    start-up, forks, swaps and the copy path all count."""
+    child_overhead_ms: float | None = None
+    """The median over in-process mutants of a child's wall time minus its tests' time:
+    fork, swap or module re-execution, pytest's protocol, exit."""
     verification: Verification | None = None
     scope: Scope = Field(default_factory=Scope)
     estimate: Estimate | None = None

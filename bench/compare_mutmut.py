@@ -214,7 +214,11 @@ def run_audit(name: str, root: Path, jobs: int, module_level: bool) -> Measureme
         wall,
         rss,
         pss,
-        note=f"{data['mutants_per_second']} mutants/s in the mutation stage",
+        note=(
+            f"{data['mutants_per_second']} mutants/s in the mutation stage; overhead beyond "
+            f"the tests' own time {data.get('overhead_ms')} ms per mutant "
+            f"(median {data.get('child_overhead_ms')} ms in a mutant's child)"
+        ),
     )
 
 

@@ -110,6 +110,12 @@ def test_uncovered_code_is_no_coverage_and_not_run(traps):
     assert all(m["path"] == "none" and m["covered_by"] == [] for m in uncovered)
 
 
+def test_overhead_beyond_the_tests_own_time_is_measured(fixture_runs):
+    mutation = fixture_runs["shop", "tests_strong"][1]["mutation"]
+    assert 0 < mutation["child_overhead_ms"] < 1000
+    assert mutation["overhead_ms"] > 0
+
+
 @pytest.mark.parametrize("name", ["ledger", "shop", "textkit"])
 def test_shallow_suite_scores_clearly_lower_than_strong(fixture_runs, name):
     shallow = fixture_runs[name, "tests_shallow"][1]["mutation"]["scores"]["score"]

@@ -48,6 +48,9 @@ class JobResult(BaseModel):
     """How the killing test failed: a check failed, another exception, or the process died."""
     ran: int = 0
     duration: float = 0.0
+    """Wall time of the mutant's child, fork to exit."""
+    tests_seconds: float = 0.0
+    """Of that, the time pytest measured inside the tests' setup, call and teardown."""
     detail: str = ""
 
 

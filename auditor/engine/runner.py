@@ -140,17 +140,19 @@ class RunnerPlugin:
         except BaseException as exc:
             tell({"error": f"{type(exc).__name__}: {exc}"[:300]})
             os._exit(0)
+        tests_seconds = 0.0  # the tests' own time, as pytest measures it per phase
         try:
             for position, item in enumerate(items):
                 tell({"start": item.nodeid})
                 following = items[position + 1] if position + 1 < len(items) else None
                 self.failed_in_child = self.failed_by_check = False
                 reports = runtestprotocol(item, log=False, nextitem=following)
+                tests_seconds += sum(report.duration for report in reports)
                 if self.failed_in_child or any(report.failed for report in reports):
                     kind = "assertion" if self.failed_by_check else "error"
-                    tell({"killed_by": item.nodeid, "kill_kind": kind})
+                    tell({"killed_by": item.nodeid, "kill_kind": kind, "tests": tests_seconds})
                     os._exit(0)
-            tell({"survived": len(items)})
+            tell({"survived": len(items), "tests": tests_seconds})
         except BaseException as exc:
             tell({"error": f"{type(exc).__name__}: {exc}"[:300]})
         finally:
@@ -263,6 +265,8 @@ def _verdict(
         result.update(status="Survived")
     else:
         result.update(status="RuntimeError", detail=final.get("error", "unknown"))
+    if final is not None and "tests" in final:
+        result["tests_seconds"] = round(final["tests"], 6)
     if os.WIFSIGNALED(wait_status) and os.WTERMSIG(wait_status) == signal.SIGXCPU:
         result.update(status="Timeout", detail="CPU time limit reached")
     return result

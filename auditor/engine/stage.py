@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import resource
+import statistics
 import tempfile
 import time
 import zlib
@@ -340,12 +341,26 @@ def run_mutation(
         jobs=jobs,
         duration=round(duration, 3),
         mutants_per_second=round(executed / duration, 2) if duration and executed else 0.0,
+        **_overheads([results[m.id] for m in to_run if m.id in results], duration, jobs),
         verification=verification,
         scope=scope,
         estimate=_estimate(in_scope, results, config) if sampled else None,
         project_known=project_known,
         stopped_by_budget=stopped_by_budget,
     )
+
+
+def _overheads(ran: list[JobResult], duration: float, jobs: int) -> dict[str, float | None]:
+    if not ran:
+        return {"overhead_ms": None, "child_overhead_ms": None}
+    tests_time = sum(result.tests_seconds for result in ran)
+    in_child = sorted(
+        result.duration - result.tests_seconds for result in ran if result.tests_seconds
+    )
+    return {
+        "overhead_ms": round(1000 * (duration * jobs - tests_time) / len(ran), 2),
+        "child_overhead_ms": round(1000 * statistics.median(in_child), 2) if in_child else None,
+    }
 
 
 def _project_known(
