@@ -53,7 +53,7 @@ def merge_reports(reports: list[tuple[Path, Report]]) -> Report:
         (mutant for section in sections if section for mutant in section.mutants),
         key=lambda mutant: mutant.id,
     )
-    passing = [t.nodeid for t in first.baseline.tests if t.outcome == "passed"]
+    passing = [t.nodeid for t in first.baseline.tests if t.reliable]
     planned = sections[0].scope.planned if sections[0] else 0
     mutation = MutationSection(
         **scoring.derived_fields(mutants, passing),

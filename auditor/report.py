@@ -16,7 +16,8 @@ Schema history:
   4: `mutation.scope` (all, a git diff, or one shard of a CI matrix), `mutation.estimate`
      (a sampled run's scores with 95% Wilson intervals), `mutation.project_known` (in diff
      mode: the whole project's scores over every mutant whose verdict is known),
-     `mutation.stopped_by_budget`, `baseline.tests[].subprocess_lines`.
+     `mutation.stopped_by_budget`, `baseline.tests[].subprocess_lines`,
+     `baseline.tests[].flaky` and `baseline.flaky`.
 """
 
 from __future__ import annotations
@@ -74,9 +75,19 @@ class TestResult(_Model):
     message: str = ""
     """Why it did not pass: the last line of the failure, the timeout, the crash."""
     blocked: list[BlockedAction] = Field(default_factory=list)
+    flaky: str = ""
+    """Why the test is flaky or order-dependent (it passed here, then did not when the
+    passing tests ran again in another order); '' when it is not. Flaky tests select
+    and kill no mutants."""
     spawns_python: bool = False
     """The test started another Python process: code it runs there is not measured, so
     mutants it might catch run through a copy of the project (the `copy` path)."""
+
+    @property
+    def reliable(self) -> bool:
+        """Passed, and not flaky: only such tests select and kill mutants."""
+        return self.outcome == "passed" and not self.flaky
+
     lines: dict[str, list[int]] = Field(default_factory=dict)
     """Source file -> lines this test executed in process (setup, call and teardown)."""
     subprocess_lines: dict[str, list[int]] = Field(default_factory=dict)
@@ -100,6 +111,8 @@ class BaselineSection(_Model):
     """How often the child had to be restarted after a test crashed or hung it."""
     import_time_lines: dict[str, list[int]]
     """Lines run at import or collection time (coverage context '')."""
+    flaky: list[str] = Field(default_factory=list)
+    """Node ids of the tests found flaky or order-dependent."""
 
 
 class CoverageCounts(_Model):

@@ -182,13 +182,13 @@ def _test_rows(report: Report) -> list[dict[str, Any]]:
         rows.append(
             {
                 "nodeid": test.nodeid,
-                "outcome": test.outcome,
+                "outcome": f"{test.outcome} (flaky)" if test.flaky else test.outcome,
                 "state": mutation.state.replace("_", " ") if mutation else "-",
                 "killed": mutation.killed if mutation else 0,
                 "smells": smells.get((test.file, name), 0),
                 "duration": test.duration,
                 "blocked": [f"{action.event} {action.target}" for action in test.blocked],
-                "message": test.message,
+                "message": test.flaky or test.message,
             }
         )
     return rows

@@ -43,6 +43,10 @@ def render(report: Report, previous: Report | None = None) -> str:
         if len(found) > _SHOWN_SURVIVORS:
             lines.append(f"| ... | {len(found) - _SHOWN_SURVIVORS} more in the full report |")
         lines.append("")
+    flaky = [test for test in report.baseline.tests if test.flaky]
+    if flaky:
+        lines += ["### Flaky or order-dependent tests (they kill no mutant)", ""]
+        lines += [f"- `{test.nodeid}`: {_cell(test.flaky)}" for test in flaky] + [""]
     if report.mutation and report.mutation.pseudo_tested:
         lines += ["### Pseudo-tested functions", ""]
         lines += [f"- `{name}`" for name in report.mutation.pseudo_tested] + [""]

@@ -66,6 +66,7 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
     headline.add_row("tests passed", f"{baseline.passed} / {len(baseline.tests)}")
     headline.add_row("tests excluded (red, crashed, blocked)", str(baseline.excluded))
     headline.add_row("collection errors", str(len(baseline.collection_errors)))
+    headline.add_row("flaky or order-dependent (kill nothing)", str(len(baseline.flaky)))
     headline.add_row("line coverage", _percent(totals.line_percent))
     headline.add_row("branch coverage", _percent(totals.branch_percent))
     for severity in ("high", "medium", "low"):

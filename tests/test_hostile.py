@@ -131,3 +131,23 @@ def test_unusable_suite_exits_3_naming_the_file(hostile, tmp_path, suite, messag
     assert len(result.stderr.strip().splitlines()) == 1
     assert not report.exists()
     assert tree_digest(root) == before
+
+
+def test_an_order_dependent_test_is_marked_flaky_and_kills_nothing(hostile, tmp_path):
+    root, before = hostile
+    result, report = audit_suite(root, "order_dependent", tmp_path)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(report.read_text())
+    flaky = {t["nodeid"].split("::")[-1]: t["flaky"] for t in data["baseline"]["tests"]}
+    assert flaky["test_relies_on_the_test_before_it"].startswith(
+        "failed when the suite ran in another order (reversed)"
+    )
+    assert flaky["test_add_records_a_sum"] == flaky["test_independent"] == ""
+    assert data["baseline"]["flaky"] == [
+        "order_dependent/test_order.py::test_relies_on_the_test_before_it"
+    ]
+    killers = {
+        test for m in data["mutation"]["mutants"] for test in m["killed_by"] + m["covered_by"]
+    }
+    assert not any("test_relies_on_the_test_before_it" in test for test in killers)
+    assert tree_digest(root) == before

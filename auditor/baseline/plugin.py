@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import sys
 from collections.abc import Generator
@@ -40,8 +41,11 @@ def _short_message(report: pytest.TestReport | pytest.CollectReport) -> str:
 
 
 class BaselinePlugin:
-    def __init__(self, coverage: Any, events: IO[str], timeout: float) -> None:
+    def __init__(
+        self, coverage: Any, events: IO[str], timeout: float, shuffle_seed: int | None = None
+    ) -> None:
         self._coverage = coverage
+        self._shuffle_seed = shuffle_seed
         self._events = events
         self._timeout = timeout
         self._current: str | None = None
@@ -79,6 +83,20 @@ class BaselinePlugin:
         if report.failed:
             path = str(report.fspath) if getattr(report, "fspath", None) else report.nodeid
             self.emit(protocol.COLLECT_ERROR, path=path, message=_short_message(report))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """The flaky reruns: seed 0 reverses the order, so every pair of tests runs the
+        other way round (what catches a test that needs another to run first); later
+        seeds shuffle. Never the original order."""
+        if self._shuffle_seed is None or len(items) < 2:
+            return
+        reordered = list(reversed(items))
+        if self._shuffle_seed:
+            random.Random(self._shuffle_seed).shuffle(reordered)
+            if reordered == items:
+                reordered.reverse()
+        items[:] = reordered
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:

@@ -22,6 +22,8 @@ class ChildSpec(BaseModel):
     memory_limit_mb: int
     measure: bool = True
     """Measure coverage (the baseline); the copy path only needs outcomes."""
+    shuffle_seed: int | None = None
+    """Run the tests in a seeded random order (the flaky-test rerun)."""
 
     def write(self, path: Path) -> None:
         path.write_text(self.model_dump_json(), encoding="utf-8")

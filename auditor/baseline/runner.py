@@ -87,6 +87,7 @@ class BaselineRunner:
         memory_limit_mb: int,
         workdir: Path,
         measure: bool = True,
+        shuffle_seed: int | None = None,
     ) -> None:
         self.root = root
         self.test_paths = test_paths
@@ -97,6 +98,7 @@ class BaselineRunner:
         self.memory_limit_mb = memory_limit_mb
         self.workdir = workdir
         self.measure = measure
+        self.shuffle_seed = shuffle_seed
 
     def _environment(self, private_tmp: Path) -> dict[str, str]:
         env = dict(os.environ)
@@ -125,6 +127,7 @@ class BaselineRunner:
             test_timeout=self.test_timeout,
             memory_limit_mb=self.memory_limit_mb,
             measure=self.measure,
+            shuffle_seed=self.shuffle_seed,
         )
 
     def _run_once(self, spec: ChildSpec, attempt_dir: Path, progress: Progress) -> _Attempt:

@@ -9,7 +9,7 @@ from auditor.baseline.coverage_data import BaselineCoverage, relative
 from auditor.baseline.runner import BaselineRunner, ChildOutcome, Progress
 from auditor.config import AuditConfig
 from auditor.discovery import Project
-from auditor.errors import SuiteUnusableError
+from auditor.errors import AuditError, SuiteUnusableError
 from auditor.report import (
     BaselineSection,
     BlockedAction,
@@ -27,17 +27,7 @@ def run_baseline(
     project: Project, config: AuditConfig, progress: Progress
 ) -> tuple[BaselineSection, CoverageSection]:
     with tempfile.TemporaryDirectory(prefix="audit-baseline-") as scratch:
-        runner = BaselineRunner(
-            root=project.root,
-            test_paths=[relative(str(path), project.root) for path in project.collect_paths],
-            source_dirs=[str(path) for path in project.source_paths],
-            source_roots=[str(path) for path in project.source_roots],
-            allow_write=config.allow_write,
-            test_timeout=config.test_timeout,
-            memory_limit_mb=config.memory_limit_mb,
-            workdir=Path(scratch),
-        )
-        outcome = runner.run(progress)
+        outcome = _runner(project, config, Path(scratch) / "measured").run(progress)
         collection_errors = sorted(
             (
                 CollectionError(file=relative(e["file"], project.root), message=e["message"])
@@ -65,6 +55,8 @@ def run_baseline(
                 result.subprocess_lines = coverage.subprocess_lines(result.nodeid)
             tests.append(result)
         tests.sort(key=lambda test: test.nodeid)
+        for rerun in range(config.flaky_reruns):
+            _mark_flaky(tests, _runner(project, config, Path(scratch) / f"rerun-{rerun}", rerun))
         passing = [test.nodeid for test in tests if test.outcome == "passed"]
         if not passing:
             reasons = sorted(f"{t.nodeid}: {t.outcome} ({t.message})" for t in tests)
@@ -78,8 +70,43 @@ def run_baseline(
             excluded=len(tests) - len(passing),
             restarts=outcome.restarts,
             import_time_lines=coverage.import_time_lines(),
+            flaky=[test.nodeid for test in tests if test.flaky],
         )
         return section, coverage.summary(passing, [str(p) for p in project.source_paths])
+
+
+def _runner(
+    project: Project, config: AuditConfig, workdir: Path, shuffle_seed: int | None = None
+) -> BaselineRunner:
+    """The measured run (no seed), or an outcomes-only rerun in a shuffled order."""
+    return BaselineRunner(
+        root=project.root,
+        test_paths=[relative(str(path), project.root) for path in project.collect_paths],
+        source_dirs=[str(path) for path in project.source_paths],
+        source_roots=[str(path) for path in project.source_roots],
+        allow_write=config.allow_write,
+        test_timeout=config.test_timeout,
+        memory_limit_mb=config.memory_limit_mb,
+        workdir=workdir,
+        measure=shuffle_seed is None,
+        shuffle_seed=shuffle_seed,
+    )
+
+
+def _mark_flaky(tests: list[TestResult], rerun: BaselineRunner) -> None:
+    """Tests that passed, then did not when everything ran again in another order."""
+    try:
+        outcome = rerun.run(lambda done, total: None)
+    except AuditError:  # the rerun is a check on top; the measured run stands
+        return
+    again = {raw["nodeid"]: raw for raw in outcome.results + outcome.removed}
+    for test in tests:
+        other = again.get(test.nodeid)
+        if test.outcome == "passed" and not test.flaky and other and other["outcome"] != "passed":
+            detail = f": {other['message']}" if other["message"] else ""
+            seed = rerun.shuffle_seed
+            order = "reversed" if seed == 0 else f"shuffled, seed {seed}"
+            test.flaky = f"{other['outcome']} when the suite ran in another order ({order}){detail}"
 
 
 def _raise_unusable(errors: list[CollectionError], outcome: ChildOutcome, project: Project) -> None:

@@ -96,7 +96,7 @@ class Planner:
         self.policy = policy
         self.shared_sources = shared_sources
         """Digest of conftest files and config: part of every cache key."""
-        passing = [test for test in baseline.tests if test.outcome == "passed"]
+        passing = [test for test in baseline.tests if test.reliable]
         self.durations = {test.nodeid: test.duration for test in passing}
         self.spawning = [test.nodeid for test in passing if test.spawns_python]
         """Tests that start another Python: they may run code no in-process test reaches."""

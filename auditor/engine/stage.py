@@ -309,7 +309,7 @@ def run_mutation(
                 jobs_of_batch = within_budget(batch)
                 pool.run((_job(m, module_names[m.abs_path]) for m in jobs_of_batch), on_result)
             pool.close()
-            passing = {t.nodeid for t in baseline.tests if t.outcome == "passed"}
+            passing = {t.nodeid for t in baseline.tests if t.reliable}
             # Survivors of the in-process tests get the tests whose subprocesses run them.
             second_chance = [m for m in in_process if m.id in undecided]
             for mutant in second_chance:
@@ -328,7 +328,7 @@ def run_mutation(
         (_to_report(m, results.get(m.id), m.id in cached) for m in reported),
         key=lambda mutant: mutant.id,
     )
-    passing = [t.nodeid for t in baseline.tests if t.outcome == "passed"]
+    passing = [t.nodeid for t in baseline.tests if t.reliable]
     duration = time.perf_counter() - started
     executed = len(to_run)
     verification = None

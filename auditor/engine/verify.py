@@ -36,7 +36,7 @@ def verify_sample(
         (m for m in mutants if m.status in ("Killed", "Survived")), key=lambda m: m.id
     )
     sample = random.Random(seed).sample(candidates, min(count, len(candidates)))
-    passing = {t.nodeid for t in baseline.tests if t.outcome == "passed"}
+    passing = {t.nodeid for t in baseline.tests if t.reliable}
     disagreements = []
     for mutant in sorted(sample, key=lambda m: m.id):
         source = (project.root / mutant.file).read_text(encoding="utf-8")
