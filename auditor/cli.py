@@ -136,6 +136,11 @@ def _output_targets(
 @click.option("--config", "config_file", type=click.Path(), help="pyproject.toml to read.")
 @click.option("--timeout", type=float, help="Per-test timeout in seconds (default 10).")
 @click.option("--allow-write", multiple=True, help="Extra folder tests may write to.")
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "os", "guard", "none"]),
+    help="Containment: OS namespaces + guard (os), guard only, none (default auto).",
+)
 @click.option("--min-line-coverage", type=float, help="Gate: minimum line coverage (%).")
 @click.option("--min-branch-coverage", type=float, help="Gate: minimum branch coverage (%).")
 @click.option("--max-failing-tests", type=int, help="Gate: most tests allowed to be red.")
@@ -181,6 +186,7 @@ def run(
     config_file: str | None,
     timeout: float | None,
     allow_write: tuple[str, ...],
+    sandbox: str | None,
     min_line_coverage: float | None,
     min_branch_coverage: float | None,
     max_failing_tests: int | None,
@@ -232,6 +238,7 @@ def run(
         overrides["time_budget"] = parse_duration(time_budget)
     plain = {
         "test_timeout": timeout,
+        "sandbox": sandbox,
         "mutation": mutation,
         "jobs": jobs,
         "module_level": module_level,

@@ -66,6 +66,9 @@ class AuditConfig(_Strict):
     test_timeout: float = Field(default=10.0, gt=0)
     memory_limit_mb: int = Field(default=4096, ge=64)
     allow_write: list[str] = Field(default_factory=list)
+    sandbox: Literal["auto", "os", "guard", "none"] = "auto"
+    """Containment of untrusted code: `os` (namespaces: read-only files, no network, plus
+    the guard), `guard` (the audit hook only), `none`; `auto` is `os` where available."""
     flaky_reruns: int = Field(default=1, ge=0)
     """Reruns of the suite in other orders (the first reversed, then seeded shuffles); a
     test that passed and then did not is flaky or order-dependent and never counts as

@@ -21,8 +21,9 @@ from auditor.discovery import Project, discover, find_rootdir
 from auditor.engine.stage import run_mutation
 from auditor.errors import DiscoveryError
 from auditor.gate import evaluate
+from auditor.isolation import choose
 from auditor.progress import SilentProgress, StageProgress
-from auditor.report import ProjectInfo, Report, ToolInfo, read_report
+from auditor.report import ProjectInfo, Report, SandboxInfo, ToolInfo, read_report
 from auditor.smells.analyzer import analyze
 
 
@@ -98,6 +99,7 @@ def run_audit(
     progress = progress or SilentProgress()
     clock = _StageClock(progress)
 
+    isolation = choose(config.sandbox)
     with clock.stage("discover") as done:
         project = discover(test_paths or config.tests, config.src, cwd)
         done(f"{len(project.test_files)} test files, {len(project.source_files)} source files")
@@ -139,6 +141,7 @@ def run_audit(
         project=_project_info(project),
         config=config.model_dump(mode="json"),
         timings=clock.timings,
+        sandbox=SandboxInfo(level=isolation.level, reason=isolation.reason),
         baseline=baseline,
         coverage=coverage,
         smells=smells,

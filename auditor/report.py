@@ -17,7 +17,7 @@ Schema history:
      (a sampled run's scores with 95% Wilson intervals), `mutation.project_known` (in diff
      mode: the whole project's scores over every mutant whose verdict is known),
      `mutation.stopped_by_budget`, `baseline.tests[].subprocess_lines`,
-     `baseline.tests[].flaky` and `baseline.flaky`.
+     `baseline.tests[].flaky` and `baseline.flaky`, `sandbox`.
 """
 
 from __future__ import annotations
@@ -338,6 +338,13 @@ class GateSection(_Model):
     conditions: list[GateCondition]
 
 
+class SandboxInfo(_Model):
+    level: Literal["os", "guard", "none"]
+    """`os`: namespaces (read-only files, no network) and the guard; `guard`: the
+    audit hook only; `none`: neither."""
+    reason: str
+
+
 class Report(_Model):
     schema_version: int = SCHEMA_VERSION
     status: Literal["complete", "incomplete"]
@@ -345,6 +352,7 @@ class Report(_Model):
     project: ProjectInfo
     config: dict[str, Any]
     timings: dict[str, float]
+    sandbox: SandboxInfo = Field(default_factory=lambda: SandboxInfo(level="guard", reason=""))
     baseline: BaselineSection
     coverage: CoverageSection
     smells: SmellsSection

@@ -60,6 +60,8 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
     baseline = report.baseline
     totals = report.coverage.totals
 
+    if report.sandbox.level != "os":
+        console.print(f"[yellow]sandbox: {report.sandbox.level} ({report.sandbox.reason})[/yellow]")
     headline = Table(title="audit summary", show_header=False, title_justify="left")
     headline.add_column("what")
     headline.add_column("value", justify="right")

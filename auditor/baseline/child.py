@@ -76,7 +76,8 @@ def main(spec_path: str) -> int:
     signal.signal(signal.SIGALRM, raise_timeout)
     events = open(spec.events_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
     plugin = BaselinePlugin(cov, events, spec.test_timeout, spec.shuffle_seed)
-    guard.install(spec.allowed_roots, plugin.record_blocked)
+    if spec.guard:
+        guard.install(spec.allowed_roots, plugin.record_blocked)
     sys.addaudithook(plugin.watch_subprocesses)
     args = [
         *spec.test_paths,

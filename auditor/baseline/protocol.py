@@ -22,6 +22,8 @@ class ChildSpec(BaseModel):
     memory_limit_mb: int
     measure: bool = True
     """Measure coverage (the baseline); the copy path only needs outcomes."""
+    guard: bool = True
+    """Install the audit-hook guard (off only with `--sandbox none`)."""
     shuffle_seed: int | None = None
     """Run the tests in a seeded random order (the flaky-test rerun)."""
 

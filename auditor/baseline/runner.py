@@ -22,6 +22,7 @@ from typing import Any
 from auditor.baseline import protocol
 from auditor.baseline.protocol import ChildSpec
 from auditor.errors import IncompleteRunError, SuiteUnusableError
+from auditor.isolation import NO_ISOLATION, Isolation
 
 MAX_RESTARTS = 20
 _HANG_GRACE_SECONDS = 5.0
@@ -88,6 +89,7 @@ class BaselineRunner:
         workdir: Path,
         measure: bool = True,
         shuffle_seed: int | None = None,
+        isolation: Isolation = NO_ISOLATION,
     ) -> None:
         self.root = root
         self.test_paths = test_paths
@@ -99,6 +101,7 @@ class BaselineRunner:
         self.workdir = workdir
         self.measure = measure
         self.shuffle_seed = shuffle_seed
+        self.isolation = isolation
 
     def _environment(self, private_tmp: Path) -> dict[str, str]:
         env = dict(os.environ)
@@ -128,6 +131,7 @@ class BaselineRunner:
             memory_limit_mb=self.memory_limit_mb,
             measure=self.measure,
             shuffle_seed=self.shuffle_seed,
+            guard=self.isolation.level != "none",
         )
 
     def _run_once(self, spec: ChildSpec, attempt_dir: Path, progress: Progress) -> _Attempt:
@@ -136,7 +140,10 @@ class BaselineRunner:
         log = (attempt_dir / "output.log").open("wb")
         attempt = _Attempt()
         process = subprocess.Popen(
-            [sys.executable, "-m", "auditor.baseline.child", str(spec_path)],
+            self.isolation.wrap(
+                [sys.executable, "-m", "auditor.baseline.child", str(spec_path)],
+                writable=[str(attempt_dir), *self.allow_write],
+            ),
             cwd=self.root,
             env=self._environment(Path(spec.basetemp).parent),
             stdin=subprocess.DEVNULL,

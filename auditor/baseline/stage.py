@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from auditor.baseline.runner import BaselineRunner, ChildOutcome, Progress
 from auditor.config import AuditConfig
 from auditor.discovery import Project
 from auditor.errors import AuditError, SuiteUnusableError
+from auditor.isolation import choose
 from auditor.report import (
     BaselineSection,
     BlockedAction,
@@ -17,6 +19,9 @@ from auditor.report import (
     CoverageSection,
     TestResult,
 )
+
+_SANDBOX_REFUSALS = re.compile(r"Read-only file system|Network is unreachable")
+"""What the OS sandbox answers a write outside the scratch folders or a connection."""
 
 
 def _file_of(nodeid: str) -> str:
@@ -39,6 +44,7 @@ def run_baseline(
         if not raw_results:
             _raise_unusable(collection_errors, outcome, project)
         coverage = BaselineCoverage(outcome.data_file, project.root)
+        sandboxed = choose(config.sandbox).level == "os"
         tests = []
         for raw in raw_results:
             result = TestResult(
@@ -50,6 +56,13 @@ def run_baseline(
                 blocked=[BlockedAction(**blocked) for blocked in raw["blocked"]],
                 spawns_python=raw.get("spawns_python", False),
             )
+            if (
+                sandboxed
+                and result.outcome in ("failed", "error")
+                and _SANDBOX_REFUSALS.search(result.message)
+            ):
+                result.outcome = "blocked"
+                result.message = f"blocked by sandbox: {result.message}"
             if result.outcome == "passed":
                 result.lines, result.arcs = coverage.test_lines_and_arcs(result.nodeid)
                 result.subprocess_lines = coverage.subprocess_lines(result.nodeid)
@@ -90,6 +103,7 @@ def _runner(
         workdir=workdir,
         measure=shuffle_seed is None,
         shuffle_seed=shuffle_seed,
+        isolation=choose(config.sandbox),
     )
 
 

@@ -19,6 +19,7 @@ from auditor.baseline.runner import BaselineRunner
 from auditor.config import AuditConfig
 from auditor.discovery import Project
 from auditor.errors import AuditError
+from auditor.isolation import choose
 
 _IGNORED = shutil.ignore_patterns(".audit", ".git", "__pycache__", ".benchmarks", ".hypothesis")
 
@@ -92,6 +93,7 @@ class CopyPool:
             memory_limit_mb=config.memory_limit_mb,
             workdir=work,
             measure=False,
+            isolation=choose(config.sandbox),
         )
         try:
             outcome = runner.run(lambda done, total: None)

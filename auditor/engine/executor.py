@@ -21,6 +21,7 @@ from pathlib import Path
 
 from auditor.engine.protocol import Job, JobResult, RunnerSpec
 from auditor.errors import AuditError, IncompleteRunError
+from auditor.isolation import NO_ISOLATION, Isolation
 
 _STARTUP_TIMEOUT = 120.0
 
@@ -54,6 +55,7 @@ class PoolSettings:
     allow_write: list[str]
     memory_limit_mb: int
     child_growth_limit_mb: int
+    isolation: Isolation = NO_ISOLATION
 
 
 @dataclass
@@ -93,13 +95,17 @@ class RunnerPool:
             allowed_roots=[str(home), *self.settings.allow_write],
             memory_limit_mb=self.settings.memory_limit_mb,
             child_growth_limit_mb=self.settings.child_growth_limit_mb,
+            guard=self.settings.isolation.level != "none",
             log_file=str(home / "output.log"),
             basetemp=str(private_tmp / "basetemp"),
         )
         spec_path = home / "spec.json"
         spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
         process = subprocess.Popen(
-            [sys.executable, "-m", "auditor.engine.runner", str(spec_path)],
+            self.settings.isolation.wrap(
+                [sys.executable, "-m", "auditor.engine.runner", str(spec_path)],
+                writable=[str(home), *self.settings.allow_write],
+            ),
             cwd=self.root,
             env=self._environment(private_tmp),
             stdin=subprocess.PIPE,

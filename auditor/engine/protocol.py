@@ -16,6 +16,7 @@ class RunnerSpec(BaseModel):
     allowed_roots: list[str]
     memory_limit_mb: int
     child_growth_limit_mb: int
+    guard: bool = True
     log_file: str
     basetemp: str
 

@@ -292,7 +292,8 @@ def main(spec_path: str) -> int:
     from auditor import guard
 
     plugin = RunnerPlugin(spec, results)
-    guard.install(spec.allowed_roots, lambda blocked: None)
+    if spec.guard:
+        guard.install(spec.allowed_roots, lambda blocked: None)
     args = [*spec.test_paths, "--rootdir", spec.root, "--basetemp", spec.basetemp, *_PYTEST_ARGS]
     for nodeid in spec.deselect:
         args += ["--deselect", nodeid]

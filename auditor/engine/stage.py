@@ -26,6 +26,7 @@ from auditor.engine.plan import PlannedMutant, Planner, TimeoutPolicy, plan
 from auditor.engine.protocol import Job, JobResult
 from auditor.engine.verify import verify_sample
 from auditor.errors import ConfigError
+from auditor.isolation import choose
 from auditor.report import (
     BaselineSection,
     Estimate,
@@ -181,6 +182,7 @@ def _pool(
         allow_write=config.allow_write,
         memory_limit_mb=config.memory_limit_mb,
         child_growth_limit_mb=_child_growth_limit_mb(config.memory_limit_mb),
+        isolation=choose(config.sandbox),
     )
     if config.executor == "dask":
         if not config.scheduler:

@@ -1,0 +1,162 @@
+"""The OS sandbox around every child that runs untrusted code (baseline, mutant runners,
+copy runs): Linux user, mount and network namespaces, entered with util-linux `unshare`.
+
+Inside, every mount is read-only except the run's own scratch folders (and
+`--allow-write` ones), and the only network is a loopback that is down. The audit-hook
+guard still runs inside: the sandbox stops what the hook cannot see (C extensions,
+subprocesses, deliberate escapes); the hook names what a test tried.
+
+`python -m auditor.isolation WRITABLE_JSON -- COMMAND...` is the entry point `wrap`
+builds: it runs inside the new namespaces, remounts, then execs COMMAND."""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Literal
+
+from auditor.errors import ConfigError
+
+Level = Literal["os", "guard", "none"]
+
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REMOUNT, _MS_NOATIME, _MS_NODIRATIME, _MS_BIND = 32, 1024, 2048, 4096
+_MS_REC, _MS_PRIVATE, _MS_RELATIME = 16384, 1 << 18, 1 << 21
+_KEPT_FLAGS = {
+    "nosuid": _MS_NOSUID,
+    "nodev": _MS_NODEV,
+    "noexec": _MS_NOEXEC,
+    "noatime": _MS_NOATIME,
+    "nodiratime": _MS_NODIRATIME,
+    "relatime": _MS_RELATIME,
+}
+_LEFT_WRITABLE = ("/proc", "/sys", "/dev")
+"""Kernel and device file systems: not the user's files, and /dev/null, /dev/shm are
+needed by ordinary tests."""
+
+
+@dataclass(frozen=True)
+class Isolation:
+    level: Level
+    reason: str
+
+    def wrap(self, command: list[str], writable: list[str]) -> list[str]:
+        """The command to start instead of `command` at this level."""
+        if self.level != "os":
+            return command
+        unshare = shutil.which("unshare") or "unshare"
+        return [
+            unshare,
+            "--user",
+            "--map-root-user",
+            "--net",
+            "--mount",
+            "--fork",
+            "--kill-child",
+            sys.executable,
+            "-m",
+            "auditor.isolation",
+            json.dumps(sorted(writable)),
+            "--",
+            *command,
+        ]
+
+
+NO_ISOLATION = Isolation("guard", "the audit-hook guard only")
+"""The default for callers that do not choose (the guard, as before the OS sandbox)."""
+
+
+@functools.cache
+def _probe() -> tuple[bool, str]:
+    """Can this machine enter the namespaces and make its mounts read-only?"""
+    if not sys.platform.startswith("linux"):
+        return False, "not Linux"
+    if shutil.which("unshare") is None:
+        return False, "util-linux `unshare` not found"
+    probe = Isolation("os", "").wrap([sys.executable, "-c", "pass"], [])
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"unshare failed: {exc}"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return False, f"user namespaces unavailable ({last})"
+    return True, "user, mount and network namespaces"
+
+
+def choose(requested: str) -> Isolation:
+    """`auto` takes the OS sandbox where it works and falls back to the guard, saying why;
+    `os` insists on it; `guard` and `none` are taken as asked."""
+    if requested in ("guard", "none"):
+        return Isolation(requested, "asked for")  # type: ignore[arg-type]
+    available, why = _probe()
+    if available:
+        return Isolation("os", why)
+    if requested == "os":
+        raise ConfigError(f"--sandbox os is not available here: {why}")
+    return Isolation("guard", f"OS sandbox unavailable: {why}; the audit-hook guard only")
+
+
+# inside the namespaces ------------------------------------------------------------------
+
+
+def _mount(libc: ctypes.CDLL, source: str, target: str, flags: int) -> None:
+    if libc.mount(source.encode(), target.encode(), None, flags, None) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"mount {target}: {os.strerror(error)}")
+
+
+def _mounts() -> list[tuple[str, int]]:
+    """(mount point, flags to keep on remount) from /proc/self/mountinfo."""
+    found = []
+    with open("/proc/self/mountinfo", encoding="utf-8") as info:
+        for line in info:
+            fields = line.split()
+            point = fields[4].encode().decode("unicode_escape")
+            kept = 0
+            for option in fields[5].split(","):
+                kept |= _KEPT_FLAGS.get(option, 0)
+            found.append((point, kept))
+    return found
+
+
+def _under(path: str, folders: tuple[str, ...] | list[str]) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
+
+
+def enter(writable: list[str]) -> None:
+    """Make every mount read-only but the writable folders (bound onto themselves first,
+    so they stay writable mounts of their own)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    _mount(libc, "none", "/", _MS_REC | _MS_PRIVATE)
+    folders = [os.path.realpath(folder) for folder in writable if os.path.isdir(folder)]
+    for folder in folders:
+        _mount(libc, folder, folder, _MS_BIND | _MS_REC)
+    for point, kept in _mounts():
+        if _under(point, _LEFT_WRITABLE) or _under(point, folders):
+            continue
+        try:
+            _mount(libc, "none", point, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | kept)
+        except OSError:
+            if point == "/":
+                raise
+            # A mount we may not touch (locked by the outer namespace): leave it, but
+            # say so; it is listed in the run's log.
+            print(f"audit sandbox: could not make {point} read-only", file=sys.stderr)
+
+
+def main(argv: list[str]) -> None:
+    writable = json.loads(argv[0])
+    command = argv[argv.index("--") + 1 :]
+    enter(writable)
+    os.execvp(command[0], command)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
