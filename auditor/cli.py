@@ -116,6 +116,8 @@ def _finish(
         terminal.render(report, stdout, str(report_path))
     for path in written:
         stdout.print(f"wrote {path}")
+    if report.status != "complete":
+        click.echo(f"audit: incomplete run; partial report written to {report_path}", err=True)
     sys.exit(_exit_code(report))
 
 

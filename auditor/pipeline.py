@@ -134,7 +134,9 @@ def run_audit(
         gate = evaluate(config.gate, baseline, coverage, smells, mutation, previous)
         done(gate.verdict.upper())
 
-    stopped = mutation is not None and mutation.stopped_by_budget and config.sample is None
+    stopped = mutation is not None and (
+        mutation.interrupted or (mutation.stopped_by_budget and config.sample is None)
+    )
     return Report(
         status="incomplete" if stopped else "complete",
         tool=tool_info(),

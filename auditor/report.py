@@ -17,7 +17,7 @@ Schema history:
      (a sampled run's scores with 95% Wilson intervals), `mutation.project_known` (in diff
      mode: the whole project's scores over every mutant whose verdict is known),
      `mutation.stopped_by_budget`, `baseline.tests[].subprocess_lines`,
-     `baseline.tests[].flaky` and `baseline.flaky`, `sandbox`.
+     `baseline.tests[].flaky` and `baseline.flaky`, `sandbox`, `mutation.interrupted`.
 """
 
 from __future__ import annotations
@@ -323,6 +323,8 @@ class MutationSection(_Model):
     project_known: MutationScores | None = None
     stopped_by_budget: bool = False
     """The time budget ran out before every selected mutant ran."""
+    interrupted: bool = False
+    """Ctrl-C stopped the stage: the mutants listed are those with a final verdict."""
 
 
 class GateCondition(_Model):

@@ -218,6 +218,8 @@ def scope_notes(report: Report) -> list[str]:
             f"{estimate.covered_score:.1f}% ({estimate.covered_low:.1f}-"
             f"{estimate.covered_high:.1f}%); the gate uses the pessimistic bound"
         )
+    if mutation.interrupted:
+        notes.append("INTERRUPTED (Ctrl-C): only the mutants that finished are reported")
     if mutation.stopped_by_budget:
         notes.append("the time budget ran out before every selected mutant ran")
     return notes

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +42,16 @@ def run_audit(*args: str, cwd: Path, timeout: float = 180) -> subprocess.Complet
         timeout=timeout,
         env={**__import__("os").environ, "COLUMNS": "200"},
     )
+
+
+def cached_results(root: Path) -> int:
+    """Verdicts in a project's result cache (read-only: the run may still be writing)."""
+    cache = root / ".audit" / "cache.sqlite"
+    try:
+        with sqlite3.connect(f"file:{cache}?mode=ro", uri=True) as connection:
+            return connection.execute("select count(*) from results").fetchone()[0]
+    except sqlite3.Error:
+        return 0
 
 
 def stable(report: dict) -> dict:

@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.conftest import run_audit, stable, tree_digest
+from tests.conftest import cached_results, run_audit, stable, tree_digest
 
 FIXTURES_WITH_TWO_SUITES = ["ledger", "shop", "textkit"]
 
@@ -174,6 +174,33 @@ def test_ctrl_c_stops_with_exit_4_and_leaves_the_tree_alone(project_copy):
     assert process.returncode == 4
     assert "interrupted" in stderr
     assert "Traceback" not in stderr
+    assert tree_digest(root) == before
+
+
+def test_ctrl_c_during_mutation_writes_a_partial_report_and_the_rerun_resumes(project_copy):
+    root = project_copy("shop")
+    before = tree_digest(root)
+    report = root.parent / "partial.json"
+    command = [sys.executable, "-m", "auditor", "tests_shallow", "-q", "--json", str(report)]
+    process = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 90
+    while cached_results(root) < 20 and time.monotonic() < deadline:
+        time.sleep(0.05)  # until some mutants have a verdict
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 4, stderr.decode()
+    assert b"partial report written" in stderr
+    partial = json.loads(report.read_text())
+    assert partial["status"] == "incomplete"
+    assert partial["mutation"]["interrupted"]
+    done = len(partial["mutation"]["mutants"])
+    full = partial["mutation"]["scope"]["selected"]
+    assert 20 <= done < full
+    rerun = run_audit("tests_shallow", "-q", "--json", str(report), cwd=root)
+    assert rerun.returncode == 0, rerun.stderr
+    resumed = json.loads(report.read_text())["mutation"]
+    assert resumed["cache_hits"] > 0
+    assert len(resumed["mutants"]) == full
     assert tree_digest(root) == before
 
 

@@ -2,6 +2,7 @@
 
 import json
 import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_audit, stable, tree_digest
+from tests.conftest import cached_results, run_audit, stable, tree_digest
 
 
 def audit_json(root: Path, suite: str, out: Path, *flags: str) -> dict:
@@ -172,24 +173,20 @@ def test_a_corrupted_cache_is_rebuilt_not_trusted(project_copy, tmp_path):
     assert stable(first) == stable(third)
 
 
-def cached_results(root: Path) -> int:
-    try:
-        with sqlite3.connect(root / ".audit" / "cache.sqlite") as connection:
-            return connection.execute("select count(*) from results").fetchone()[0]
-    except sqlite3.Error:
-        return 0
-
-
 def test_sigkill_during_mutation_leaves_the_tree_alone_and_the_rerun_resumes(
     project_copy, tmp_path
 ):
-    """Kill once early (baseline or planning) and once in the middle of mutation."""
+    """Kill early (baseline or planning), in the middle of mutation, and at seeded random
+    moments; after every kill the tree is unchanged, and the final rerun resumes and
+    equals an uninterrupted run."""
     root = project_copy("shop")
     before = tree_digest(root)
     moments = [
         lambda started: time.monotonic() - started > 1.0,
         lambda started: cached_results(root) >= 30 or time.monotonic() - started > 60,
     ]
+    for delay in random.Random(8).sample([x / 10 for x in range(3, 80)], 4):
+        moments.append(lambda started, delay=delay: time.monotonic() - started > delay)
     for trial, moment_has_come in enumerate(moments):
         process = subprocess.Popen(
             [

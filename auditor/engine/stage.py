@@ -25,7 +25,7 @@ from auditor.engine.executor import PoolSettings, RunnerPool
 from auditor.engine.plan import PlannedMutant, Planner, TimeoutPolicy, plan
 from auditor.engine.protocol import Job, JobResult
 from auditor.engine.verify import verify_sample
-from auditor.errors import ConfigError
+from auditor.errors import ConfigError, IncompleteRunError
 from auditor.isolation import choose
 from auditor.report import (
     BaselineSection,
@@ -115,10 +115,14 @@ def _run_on_copies(
         ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="audit-copy") as threads,
     ):
         futures = [threads.submit(run, mutant, tests) for mutant, tests in work]
-        for future in as_completed(futures):
-            result = future.result()
-            if result is not None:
-                on_result(result)
+        try:
+            for future in as_completed(futures):
+                result = future.result()
+                if result is not None:
+                    on_result(result)
+        except BaseException:
+            threads.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def _to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) -> Mutant:
@@ -306,20 +310,28 @@ def run_mutation(
         pool = _pool(project, config, excluded, Path(scratch), jobs)
         if isinstance(pool, DaskPool):
             jobs = pool.connect()
+        interrupted = False
         try:
-            for batch in batches:
-                jobs_of_batch = within_budget(batch)
-                pool.run((_job(m, module_names[m.abs_path]) for m in jobs_of_batch), on_result)
-            pool.close()
-            passing = {t.nodeid for t in baseline.tests if t.reliable}
-            # Survivors of the in-process tests get the tests whose subprocesses run them.
-            second_chance = [m for m in in_process if m.id in undecided]
-            for mutant in second_chance:
-                tally[results.pop(mutant.id).status] -= 1
-                mutant.path = "copy"  # the verdict comes from the copy
-            work = [(m, m.tests) for m in to_run if m.path == "copy" and m.id not in undecided]
-            work += [(m, m.subprocess_tests) for m in second_chance]
-            _run_on_copies(project, config, work, passing, jobs, on_result, deadline)
+            try:
+                for batch in batches:
+                    jobs_of_batch = within_budget(batch)
+                    pool.run((_job(m, module_names[m.abs_path]) for m in jobs_of_batch), on_result)
+                pool.close()
+                passing = {t.nodeid for t in baseline.tests if t.reliable}
+                # Survivors of the in-process tests get the tests whose subprocesses run them.
+                second_chance = [m for m in in_process if m.id in undecided]
+                for mutant in second_chance:
+                    tally[results.pop(mutant.id).status] -= 1
+                    mutant.path = "copy"  # the verdict comes from the copy
+                work = [(m, m.tests) for m in to_run if m.path == "copy" and m.id not in undecided]
+                work += [(m, m.subprocess_tests) for m in second_chance]
+                _run_on_copies(project, config, work, passing, jobs, on_result, deadline)
+            except (KeyboardInterrupt, IncompleteRunError):
+                # Ctrl-C: children stopped; every final verdict so far is kept (and cached).
+                interrupted = True
+                for mutant_id in undecided:
+                    if by_id[mutant_id].path != "copy":
+                        results.pop(mutant_id, None)  # survived in process: not final
             project_known = _project_known(scope, planned, results, cache)
         finally:
             pool.close()
@@ -348,7 +360,8 @@ def run_mutation(
         scope=scope,
         estimate=_estimate(in_scope, results, config) if sampled else None,
         project_known=project_known,
-        stopped_by_budget=stopped_by_budget,
+        stopped_by_budget=stopped_by_budget and not interrupted,
+        interrupted=interrupted,
     )
 
 
