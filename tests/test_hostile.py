@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from auditor.isolation import choose
 from tests.conftest import run_audit, tree_digest
 
 
@@ -150,4 +151,62 @@ def test_an_order_dependent_test_is_marked_flaky_and_kills_nothing(hostile, tmp_
         test for m in data["mutation"]["mutants"] for test in m["killed_by"] + m["covered_by"]
     }
     assert not any("test_relies_on_the_test_before_it" in test for test in killers)
+    assert tree_digest(root) == before
+
+
+SANDBOXES = ["guard", "os"] if choose("auto").level == "os" else ["guard"]
+
+HAZARDS = {
+    "sys_exit_in_test": {"test_calls_sys_exit": ("failed", "SystemExit: 3")},
+    "kills_parent": {
+        "test_kills_the_process_that_runs_it": ("blocked", "blocked by audit guard: signal kill(")
+    },
+    "closes_stdout": {"test_closes_stdout_and_stderr": ("passed", "")},
+    "huge_output": {"test_prints_fifty_megabytes": ("passed", "")},
+    "deep_recursion": {
+        "test_recursion_error": ("failed", "RecursionError: maximum recursion depth"),
+        "test_overflows_the_c_stack": ("crashed", "the test process was killed by SIGSEGV"),
+    },
+    "memory_hog": {"test_asks_for_a_hundred_gigabytes": ("failed", "MemoryError")},
+    "spawns_subprocess": {
+        "test_runs_a_program": ("passed", ""),
+        "test_runs_python": ("passed", ""),
+    },
+    "crlf_tabs": {"test_crlf_and_tabs": ("passed", "")},
+}
+SANDBOX_SENSITIVE = {"kills_parent", "spawns_subprocess", "closes_stdout", "memory_hog"}
+
+
+@pytest.mark.parametrize(
+    ("suite", "sandbox"),
+    [
+        (suite, sandbox)
+        for suite in HAZARDS
+        for sandbox in (SANDBOXES if suite in SANDBOX_SENSITIVE else SANDBOXES[-1:])
+    ],
+)
+def test_each_hazard_gets_its_status_and_the_run_completes(hostile, tmp_path, suite, sandbox):
+    root, before = hostile
+    report = tmp_path / "r.json"
+    result = run_audit(
+        suite, "-q", "--timeout", "5", "--sandbox", sandbox, "--json", str(report), cwd=root
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    found = outcomes(report)
+    for test, (outcome, message) in HAZARDS[suite].items():
+        assert found[test][0] == outcome, found[test]
+        assert found[test][1].startswith(message), found[test]
+    assert found.get("test_fine", ("passed",))[0] == "passed"
+    assert tree_digest(root) == before
+
+
+def test_five_thousand_tiny_tests_are_audited(hostile, tmp_path):
+    root, before = hostile
+    report = tmp_path / "r.json"
+    result = run_audit("many_tests", "-q", "--no-mutation", "--json", str(report), cwd=root)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(report.read_text())
+    assert data["baseline"]["passed"] == 5000
+    assert all(test["lines"] for test in data["baseline"]["tests"])
     assert tree_digest(root) == before
