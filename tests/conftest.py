@@ -64,7 +64,8 @@ def stable(report: dict) -> dict:
         test.pop("duration")
     mutation = report["mutation"]
     if mutation is not None:
-        for key in ("duration", "mutants_per_second", "cache_hits"):
+        varying = ("duration", "mutants_per_second", "cache_hits", "overhead_ms")
+        for key in (*varying, "child_overhead_ms"):
             mutation.pop(key)
         for mutant in mutation["mutants"]:
             mutant.pop("duration")

@@ -35,15 +35,20 @@ class BaselineCoverage:
         self.data.read()
         self.files = sorted(self.data.measured_files())
         self._per_test: dict[str, dict[str, set[tuple[int, int]]]] = {}
+        self._by_context: dict[str, dict[str, set[tuple[int, int]]]] = {}
 
     def _arcs_in(self, context: str) -> dict[str, set[tuple[int, int]]]:
-        self.data.set_query_context(context)
-        found = {}
-        for file in self.files:
-            arcs = self.data.arcs(file) or []
-            if arcs:
-                found[file] = set(arcs)
-        return found
+        """One query per (context, file), remembered: a test's phases are read for its
+        lines, its subprocess lines and the totals."""
+        if context not in self._by_context:
+            self.data.set_query_context(context)
+            found = {}
+            for file in self.files:
+                arcs = self.data.arcs(file) or []
+                if arcs:
+                    found[file] = set(arcs)
+            self._by_context[context] = found
+        return self._by_context[context]
 
     @staticmethod
     def _lines_of(arcs: Iterable[tuple[int, int]]) -> set[int]:
@@ -85,7 +90,7 @@ class BaselineCoverage:
 
     def summary(self, passing: Iterable[str], source_dirs: list[str]) -> CoverageSection:
         """File and function coverage from import time plus the passing tests only."""
-        union: dict[str, set[tuple[int, int]]] = self._arcs_in("")
+        union = {file: set(arcs) for file, arcs in self._arcs_in("").items()}
         for nodeid in passing:
             for file, arcs in self.for_test(nodeid).items():
                 union.setdefault(file, set()).update(arcs)
