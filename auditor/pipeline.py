@@ -18,8 +18,9 @@ from auditor.baseline.coverage_data import relative
 from auditor.baseline.stage import run_baseline
 from auditor.config import AuditConfig, load_config
 from auditor.discovery import Project, discover, find_rootdir
+from auditor.engine.distributed import check_scheduler
 from auditor.engine.stage import run_mutation
-from auditor.errors import DiscoveryError
+from auditor.errors import ConfigError, DiscoveryError
 from auditor.gate import evaluate
 from auditor.isolation import choose
 from auditor.progress import SilentProgress, StageProgress
@@ -100,6 +101,10 @@ def run_audit(
     clock = _StageClock(progress)
 
     isolation = choose(config.sandbox)
+    if config.executor == "dask" and config.mutation:
+        if not config.scheduler:
+            raise ConfigError("executor 'dask' needs a scheduler address (--scheduler)")
+        check_scheduler(config.scheduler)
     with clock.stage("discover") as done:
         project = discover(test_paths or config.tests, config.src, cwd)
         done(f"{len(project.test_files)} test files, {len(project.source_files)} source files")

@@ -81,7 +81,7 @@ def test_same_input_gives_the_same_report(project_copy, tmp_path):
 
 def test_default_report_goes_to_dot_audit(project_copy):
     root = project_copy("textkit")
-    result = run_audit("tests_strong", "-q", cwd=root)
+    result = run_audit("tests_strong", "-q", "--no-mutation", cwd=root)
     assert result.returncode == 0, result.stderr
     assert (root / ".audit" / "report.json").is_file()
 
@@ -153,7 +153,9 @@ def test_missing_test_folder_exits_2(tmp_path):
 
 def test_unwritable_report_path_is_a_clear_error(project_copy):
     root = project_copy("textkit")
-    result = run_audit("tests_strong", "-q", "--json", "/proc/nope/report.json", cwd=root)
+    result = run_audit(
+        "tests_strong", "-q", "--no-mutation", "--json", "/proc/nope/report.json", cwd=root
+    )
     assert result.returncode == 2
     assert result.stderr.startswith("audit: report: cannot write /proc/nope/report.json")
 

@@ -16,7 +16,9 @@ import hashlib
 import io
 import itertools
 import os
+import re
 import shutil
+import socket
 import tarfile
 import tempfile
 import threading
@@ -93,6 +95,18 @@ def run_batch(
 
 
 # parent side -----------------------------------------------------------------
+
+
+def check_scheduler(address: str, timeout: float = 5.0) -> None:
+    """Fail before the baseline, not after it, when the scheduler cannot be reached."""
+    match = re.fullmatch(r"(?:tcp://)?\[?([^\]]+?)\]?:(\d+)", address.strip())
+    if not match:
+        raise DistributedError(f"--scheduler expects tcp://HOST:PORT; got '{address}'")
+    try:
+        socket.create_connection((match[1], int(match[2])), timeout=timeout).close()
+    except OSError as exc:
+        message = f"cannot reach the Dask scheduler {address}: {exc.strerror or exc}"
+        raise DistributedError(message) from None
 
 
 @dataclass
