@@ -157,6 +157,11 @@ def _output_targets(
     default=None,
     help="Mutate import-time code too: constants, class bodies, defaults (default on).",
 )
+@click.option(
+    "--copy-path/--no-copy-path",
+    default=None,
+    help="Run mutants that tests reach in Python subprocesses on a project copy (default on).",
+)
 @click.option("--verify-sample", type=int, metavar="N", help="Re-check N mutants with fresh runs.")
 @click.option(
     "--executor",
@@ -199,6 +204,7 @@ def run(
     mutators: str | None,
     disable_mutator: tuple[str, ...],
     module_level: bool | None,
+    copy_path: bool | None,
     verify_sample: int | None,
     executor: str | None,
     scheduler: str | None,
@@ -244,6 +250,7 @@ def run(
         "mutation": mutation,
         "jobs": jobs,
         "module_level": module_level,
+        "copy_path": copy_path,
         "verify_sample": verify_sample,
         "executor": executor,
         "scheduler": scheduler,

@@ -84,6 +84,10 @@ class AuditConfig(_Strict):
     module_level: bool = True
     """Also mutate code that runs at import time (module constants, class bodies,
     default arguments): slower, through module re-execution."""
+    copy_path: bool = True
+    """Run mutants that Python subprocesses of tests reach on a copy of the project (and
+    give such survivors a second chance there). Off: they are reported as measured in
+    process, which is faster and can miss kills by CLI-style tests."""
     mutant_timeout_factor: float = Field(default=3.0, gt=0)
     mutant_timeout_constant: float = Field(default=2.0, ge=0)
     executor: Literal["local", "dask"] = "local"

@@ -173,7 +173,16 @@ def unpack(archive: Path, target: Path) -> Path:
     return root
 
 
-def run_audit(name: str, root: Path, jobs: int, module_level: bool) -> Measurement:
+AUDIT_VARIANTS = {
+    "default": [],
+    "function-bodies": ["--no-module-level"],
+    "in-process": ["--no-module-level", "--no-copy-path"],
+}
+"""default: everything; function-bodies: the code mutmut mutates; in-process: that, without
+the copy path for code only tests' Python subprocesses reach (no fresh pytest per mutant)."""
+
+
+def run_audit(name: str, root: Path, jobs: int, flags: list[str]) -> Measurement:
     spec = PROJECTS[name]
     report = root / "audit-report.json"
     src = [
@@ -196,8 +205,7 @@ def run_audit(name: str, root: Path, jobs: int, module_level: bool) -> Measureme
         "--jobs",
         str(jobs),
     ]
-    if not module_level:
-        command.append("--no-module-level")
+    command += flags
     pyproject = root / "pyproject.toml"
     original = pyproject.read_text() if pyproject.exists() else ""
     # The source files to mutate, as [tool.audit] src; mutmut gets the same list.
@@ -207,7 +215,7 @@ def run_audit(name: str, root: Path, jobs: int, module_level: bool) -> Measureme
     data = json.loads(report.read_text())["mutation"]
     counts = data["scores"]["counts"]
     counts = {key: value for key, value in counts.items() if key != "ignored"}
-    label = "audit" if module_level else "audit --no-module-level"
+    label = " ".join(["audit", *flags])
     return Measurement(
         label,
         counts,
@@ -306,15 +314,21 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/audit-bench"))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--tools", default="audit,mutmut", help="comma-separated: audit,mutmut")
+    parser.add_argument(
+        "--variants",
+        default=",".join(AUDIT_VARIANTS),
+        help=f"comma-separated audit variants: {', '.join(AUDIT_VARIANTS)}",
+    )
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     for name in PROJECTS if args.project == "all" else [args.project]:
         archive = fetch(name, args.workdir)
         rows = []
         tools = args.tools.split(",")
-        for module_level in (True, False) if "audit" in tools else ():
-            root = unpack(archive, args.workdir / f"{name}-audit-{int(module_level)}")
-            rows.append(run_audit(name, root, args.jobs, module_level))
+        variants = args.variants.split(",") if "audit" in tools else []
+        for variant in variants:
+            root = unpack(archive, args.workdir / f"{name}-audit-{variant}")
+            rows.append(run_audit(name, root, args.jobs, AUDIT_VARIANTS[variant]))
         if "mutmut" in tools:
             root = unpack(archive, args.workdir / f"{name}-mutmut")
             rows.append(run_mutmut(name, root, args.jobs))

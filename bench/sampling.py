@@ -35,7 +35,7 @@ def main() -> None:
     args.workdir.mkdir(parents=True, exist_ok=True)
     spec = PROJECTS[args.project]
     root = unpack(fetch(args.project, args.workdir), args.workdir / f"{args.project}-sampling")
-    flags = ["--no-module-level"]
+    flags = ["--no-module-level", "--src", spec["package"]]
     full = audit(root, spec["tests"], *flags)["scores"]["score"]
     inside = 0
     widths = []

@@ -89,8 +89,10 @@ class Planner:
         policy: TimeoutPolicy,
         shared_sources: str,
         module_level: bool = True,
+        copy_path: bool = True,
     ) -> None:
         self.root = root
+        self.copy_path = copy_path
         self.module_level = module_level
         self.operators = operators
         self.policy = policy
@@ -178,6 +180,9 @@ class Planner:
             tests = file_tests if at_import else set().union(*(by_line.get(n, ()) for n in lines))
             in_subprocess = set().union(*(by_subprocess.get(n, ()) for n in lines))
             unmeasured = not file_tests and not file_subprocess_tests and self.spawning
+            if not self.copy_path:
+                in_subprocess = set()
+                unmeasured = False
             if (in_subprocess and not tests) or unmeasured:
                 # Only Python subprocesses the tests start run this code (measured), or no
                 # test runs the file at all while some start Python: it may be theirs.

@@ -249,6 +249,7 @@ def run_mutation(
         TimeoutPolicy(config.mutant_timeout_factor, config.mutant_timeout_constant),
         _shared_digest(project, config),
         module_level=config.module_level,
+        copy_path=config.copy_path,
     )
     planned = plan(planner, project.source_files)
     in_scope, scope = _select_scope(project, config, planned)
