@@ -93,6 +93,19 @@ def test_a_survivor_in_process_is_killed_by_the_test_whose_subprocess_runs_it(tr
     assert "tests/test_cli.py::test_render_gives_text" in mutant["covered_by"]
 
 
+def test_without_the_copy_path_subprocess_only_code_is_reported_as_measured_in_process(
+    project_copy, tmp_path
+):
+    root = project_copy("traps")
+    report = audit_json(
+        root, "tests", tmp_path / "r.json", "--no-copy-path", "--mutators", "statements"
+    )
+    mutants = {m["id"]: m for m in report["mutation"]["mutants"]}
+    only_in_subprocess = mutants["traps/cli.py::main::statements.call@2:4#0"]
+    assert (only_in_subprocess["status"], only_in_subprocess["path"]) == ("NoCoverage", "none")
+    assert report["mutation"]["paths"]["copy"] == 0
+
+
 def test_doctests_collected_by_the_project_config_kill_mutants(traps):
     mutant = traps["traps/core.py::halve::arithmetic.swap@6:11#0"]
     assert (mutant["status"], mutant["path"]) == ("Killed", "swap")
