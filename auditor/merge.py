@@ -27,6 +27,11 @@ def _shard_of(report: Report, path: Path) -> tuple[int, int]:
     return int(index), int(total)
 
 
+def shard_mutation(report: Report) -> MutationSection:
+    assert report.mutation is not None  # checked by _shard_of
+    return report.mutation
+
+
 def merge_reports(reports: list[tuple[Path, Report]]) -> Report:
     if not reports:
         raise MergeError("no shard reports given")
@@ -48,22 +53,19 @@ def merge_reports(reports: list[tuple[Path, Report]]) -> Report:
     for path, report in (shards[index] for index in sorted(shards)):
         if report.sources != first.sources or report.project.test_files != first.project.test_files:
             raise MergeError(f"{path} audited different code or tests than {first_path}")
-    sections = [shards[index][1].mutation for index in sorted(shards)]
+    sections = [shard_mutation(shards[index][1]) for index in sorted(shards)]
     mutants = sorted(
-        (mutant for section in sections if section for mutant in section.mutants),
+        (mutant for section in sections for mutant in section.mutants),
         key=lambda mutant: mutant.id,
     )
     passing = [t.nodeid for t in first.baseline.tests if t.reliable]
-    planned = sections[0].scope.planned if sections[0] else 0
     mutation = MutationSection(
         **scoring.derived_fields(mutants, passing),
-        cache_hits=sum(section.cache_hits for section in sections if section),
-        jobs=sum(section.jobs for section in sections if section),
-        duration=max(section.duration for section in sections if section),
-        mutants_per_second=round(
-            sum(section.mutants_per_second for section in sections if section), 2
-        ),
-        scope=Scope(kind="all", planned=planned, selected=len(mutants)),
+        cache_hits=sum(section.cache_hits for section in sections),
+        jobs=sum(section.jobs for section in sections),
+        duration=max(section.duration for section in sections),
+        mutants_per_second=round(sum(section.mutants_per_second for section in sections), 2),
+        scope=Scope(kind="all", planned=sections[0].scope.planned, selected=len(mutants)),
     )
     gate_config = GateConfig.model_validate(first.config.get("gate", {}))
     gate = evaluate(gate_config, first.baseline, first.coverage, first.smells, mutation)

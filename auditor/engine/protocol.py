@@ -53,6 +53,8 @@ class JobResult(BaseModel):
     tests_seconds: float = 0.0
     """Of that, the time pytest measured inside the tests' setup, call and teardown."""
     detail: str = ""
+    on_copy: bool = False
+    """The verdict came from a run on a copy of the project (the copy path)."""
 
 
 class Ready(BaseModel):

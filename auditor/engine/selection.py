@@ -104,13 +104,19 @@ def touched_by_diff(
     return chosen
 
 
+def _strata(mutants: Sequence[PlannedMutant]) -> dict[tuple[str, str], list[PlannedMutant]]:
+    """Mutants by (file, operator family), each stratum in id order."""
+    strata: dict[tuple[str, str], list[PlannedMutant]] = defaultdict(list)
+    for mutant in sorted(mutants, key=lambda m: m.id):
+        strata[mutant.file, mutant.site.family].append(mutant)
+    return strata
+
+
 def stratified_order(mutants: Sequence[PlannedMutant], seed: int) -> list[PlannedMutant]:
     """A random order in which every prefix is close to a proportional stratified sample
     by (file, operator family): each stratum is shuffled, then strata are interleaved by
     each mutant's fractional position in its own stratum."""
-    strata: dict[tuple[str, str], list[PlannedMutant]] = defaultdict(list)
-    for mutant in sorted(mutants, key=lambda m: m.id):
-        strata[mutant.file, mutant.site.family].append(mutant)
+    strata = _strata(mutants)
     keyed = []
     for key, members in sorted(strata.items()):
         rng = random.Random(f"{seed}:{key[0]}:{key[1]}")
@@ -128,9 +134,7 @@ def stratified_sample(
     (largest remainder), chosen at random within each."""
     if size >= len(mutants):
         return list(mutants)
-    strata: dict[tuple[str, str], list[PlannedMutant]] = defaultdict(list)
-    for mutant in sorted(mutants, key=lambda m: m.id):
-        strata[mutant.file, mutant.site.family].append(mutant)
+    strata = _strata(mutants)
     total = len(mutants)
     quotas = {key: size * len(members) / total for key, members in strata.items()}
     allocation = {key: math.floor(quota) for key, quota in quotas.items()}

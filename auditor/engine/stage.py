@@ -86,6 +86,7 @@ def _copy_result(
         ran=len(tests),
         duration=round(seconds, 4),
         detail=run.reason,
+        on_copy=True,
     )
 
 
@@ -143,7 +144,7 @@ def _to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) ->
         diff=mutant.diff,
         status=status,
         status_reason=mutant.status_reason or (result.detail if result else ""),
-        path=mutant.path if mutant.runnable else "none",
+        path=("copy" if result and result.on_copy else mutant.path) if mutant.runnable else "none",
         covered_by=sorted({*mutant.tests, *mutant.subprocess_tests}) if mutant.runnable else [],
         killed_by=result.killed_by if result else [],
         kill_kind=result.kill_kind if result else "",
@@ -285,7 +286,7 @@ def run_mutation(
         results[result.id] = result
         tally[result.status] += 1
         mutant = by_id[result.id]
-        if result.status == "Survived" and mutant.subprocess_tests and mutant.path != "copy":
+        if result.status == "Survived" and mutant.subprocess_tests and not result.on_copy:
             undecided.add(result.id)  # not final: cached after the copy run
         else:
             cache.put(mutant.cache_key, result)
@@ -297,6 +298,7 @@ def run_mutation(
                 return
             yield mutant
 
+    passing = [t.nodeid for t in baseline.tests if t.reliable]
     jobs = config.jobs or os.cpu_count() or 1
     excluded = [t.nodeid for t in baseline.tests if t.outcome in ("crashed", "timeout")]
     in_process = [m for m in to_run if m.path != "copy"]
@@ -318,21 +320,19 @@ def run_mutation(
                     jobs_of_batch = within_budget(batch)
                     pool.run((_job(m, module_names[m.abs_path]) for m in jobs_of_batch), on_result)
                 pool.close()
-                passing = {t.nodeid for t in baseline.tests if t.reliable}
                 # Survivors of the in-process tests get the tests whose subprocesses run them.
                 second_chance = [m for m in in_process if m.id in undecided]
                 for mutant in second_chance:
                     tally[results.pop(mutant.id).status] -= 1
-                    mutant.path = "copy"  # the verdict comes from the copy
-                work = [(m, m.tests) for m in to_run if m.path == "copy" and m.id not in undecided]
+                work = [(m, m.tests) for m in to_run if m.path == "copy"]
                 work += [(m, m.subprocess_tests) for m in second_chance]
-                _run_on_copies(project, config, work, passing, jobs, on_result, deadline)
+                _run_on_copies(project, config, work, set(passing), jobs, on_result, deadline)
             except (KeyboardInterrupt, IncompleteRunError):
                 # Ctrl-C: children stopped; every final verdict so far is kept (and cached).
                 interrupted = True
                 for mutant_id in undecided:
-                    if by_id[mutant_id].path != "copy":
-                        results.pop(mutant_id, None)  # survived in process: not final
+                    if mutant_id in results and not results[mutant_id].on_copy:
+                        del results[mutant_id]  # survived in process: not final
             project_known = _project_known(scope, planned, results, cache)
         finally:
             pool.close()
@@ -343,7 +343,6 @@ def run_mutation(
         (_to_report(m, results.get(m.id), m.id in cached) for m in reported),
         key=lambda mutant: mutant.id,
     )
-    passing = [t.nodeid for t in baseline.tests if t.reliable]
     duration = time.perf_counter() - started
     executed = len(to_run)
     verification = None
