@@ -149,6 +149,11 @@ def _output_targets(
 @click.option("--max-smells", multiple=True, metavar="SEVERITY=N", help="Gate: e.g. high=0.")
 @click.option("--disable-smell", multiple=True, metavar="CODE", help="Skip a smell rule.")
 @click.option("--mutation/--no-mutation", default=None, help="Run mutation testing (default on).")
+@click.option(
+    "--probes/--no-probes", default=None, help="Run the property-based probes (default on)."
+)
+@click.option("--probe-examples", type=int, metavar="N", help="Inputs per probe (default 100).")
+@click.option("--max-unhandled-crashes", type=int, help="Gate: most unhandled crashes found.")
 @click.option("--jobs", "-j", type=int, help="Mutation workers (default: one per core).")
 @click.option("--mutators", metavar="A,B", help="Only these mutator families, comma-separated.")
 @click.option("--disable-mutator", multiple=True, metavar="FAMILY", help="Skip a family.")
@@ -200,6 +205,9 @@ def run(
     max_smells: tuple[str, ...],
     disable_smell: tuple[str, ...],
     mutation: bool | None,
+    probes: bool | None,
+    probe_examples: int | None,
+    max_unhandled_crashes: int | None,
     jobs: int | None,
     mutators: str | None,
     disable_mutator: tuple[str, ...],
@@ -248,6 +256,8 @@ def run(
         "test_timeout": timeout,
         "sandbox": sandbox,
         "mutation": mutation,
+        "probes": probes,
+        "probe_examples": probe_examples,
         "jobs": jobs,
         "module_level": module_level,
         "copy_path": copy_path,
@@ -267,6 +277,7 @@ def run(
         "min_covered_score": min_covered_score,
         "max_surviving": max_surviving,
         "max_pseudo_tested": max_pseudo_tested,
+        "max_unhandled_crashes": max_unhandled_crashes,
     }
     gate.update({key: value for key, value in thresholds.items() if value is not None})
     if max_smells:

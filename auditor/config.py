@@ -37,6 +37,11 @@ class GateConfig(_Strict):
     min_covered_score: float | None = Field(default=None, ge=0, le=100)
     max_surviving: int | None = Field(default=None, ge=0)
     max_pseudo_tested: int | None = Field(default=None, ge=0)
+    max_unhandled_crashes: int | None = Field(default=None, ge=0)
+    """Unhandled crashes the probes may find (inputs on which code raises by accident)."""
+    exclude_likely_equivalent: bool = False
+    """Leave survivors the probes found no witness for out of the scores the gate checks
+    (they are always shown)."""
     baseline_report: str | None = None
     """The ratchet: a previous JSON report (`--baseline`); regressions fail the gate even
     when every absolute threshold holds."""
@@ -76,6 +81,15 @@ class AuditConfig(_Strict):
     assertion_helpers: list[str] = Field(default_factory=list)
     disable_smells: list[str] = Field(default_factory=list)
     mutation: bool = True
+    probes: bool = True
+    """Run the property-based probes (needs the baseline; witnesses need mutation)."""
+    probe_examples: int = Field(default=100, ge=1)
+    """Inputs per probe search; a witness search gets twice as many."""
+    probe_time_budget: float = Field(default=10.0, gt=0)
+    """Seconds for all probes of one function, or one survivor's witness search."""
+    probe_allow: list[str] = Field(default_factory=list)
+    """Functions (`qualname`, `file::qualname`, or a file) to probe even though they look
+    like they touch files, the network, processes or clocks."""
     jobs: int = Field(default=0, ge=0)
     """Mutation workers; 0 means one per core."""
     mutators: list[str] | None = None

@@ -10,7 +10,9 @@ from auditor.report import (
     CoverageSection,
     GateCondition,
     GateSection,
+    MutationScores,
     MutationSection,
+    ProbesSection,
     Report,
     Smell,
     SmellsSection,
@@ -47,8 +49,16 @@ def failing_tests(baseline: BaselineSection) -> int:
     return red + len(baseline.collection_errors)
 
 
+def _without_likely_equivalent(mutation: MutationSection, probes: ProbesSection) -> MutationScores:
+    """The scores with the survivors the probes found no witness for left out."""
+    from auditor.engine.scoring import scores
+
+    equivalent = {w.mutant_id for w in probes.witnesses if w.status == "likely_equivalent"}
+    return scores(m for m in mutation.mutants if m.id not in equivalent)
+
+
 def _mutation_conditions(
-    config: GateConfig, mutation: MutationSection | None
+    config: GateConfig, mutation: MutationSection | None, probes: ProbesSection | None = None
 ) -> list[GateCondition]:
     wanted = [
         config.min_mutation_score,
@@ -71,6 +81,10 @@ def _mutation_conditions(
     conditions = []
     scores = mutation.scores
     estimate = mutation.estimate
+    excluding = config.exclude_likely_equivalent and probes is not None and estimate is None
+    if excluding:
+        assert probes is not None
+        scores = _without_likely_equivalent(mutation, probes)
     if estimate is not None:
         # An estimate is gated on its pessimistic 95% bound.
         score, covered = estimate.score_low, estimate.covered_low
@@ -88,6 +102,13 @@ def _mutation_conditions(
         conditions.append(
             _at_most("max_pseudo_tested", config.max_pseudo_tested, len(mutation.pseudo_tested))
         )
+    if excluding:
+        conditions = [
+            condition.model_copy(
+                update={"message": condition.message + " (likely-equivalent mutants left out)"}
+            )
+            for condition in conditions
+        ]
     if estimate is not None:
         conditions = [
             condition.model_copy(
@@ -98,6 +119,19 @@ def _mutation_conditions(
             for condition in conditions
         ]
     return conditions
+
+
+def _probe_condition(limit: int, probes: ProbesSection | None) -> GateCondition:
+    if probes is None:
+        return GateCondition(
+            name="max_unhandled_crashes",
+            threshold=limit,
+            actual=0,
+            passed=False,
+            message="max_unhandled_crashes is set but the probes did not run",
+        )
+    crashes = probes.counts.get("unhandled_crash", 0)
+    return _at_most("max_unhandled_crashes", limit, crashes)
 
 
 def _dropped(name: str, before: float | None, after: float | None, tolerance: float):
@@ -174,6 +208,7 @@ def evaluate(
     smells: SmellsSection,
     mutation: MutationSection | None = None,
     previous: Report | None = None,
+    probes: ProbesSection | None = None,
 ) -> GateSection:
     conditions = []
     if config.min_line_coverage is not None:
@@ -192,7 +227,9 @@ def evaluate(
         )
     for severity, limit in sorted(config.max_smells.items()):
         conditions.append(_at_most(f"max_smells.{severity}", limit, smells.counts[severity]))
-    conditions += _mutation_conditions(config, mutation)
+    conditions += _mutation_conditions(config, mutation, probes)
+    if config.max_unhandled_crashes is not None:
+        conditions.append(_probe_condition(config.max_unhandled_crashes, probes))
     if previous is not None:
         conditions += ratchet(config, previous, coverage, smells, mutation)
     verdict = "pass" if all(condition.passed for condition in conditions) else "fail"

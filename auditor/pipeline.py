@@ -23,6 +23,7 @@ from auditor.engine.stage import run_mutation
 from auditor.errors import ConfigError, DiscoveryError
 from auditor.gate import evaluate
 from auditor.isolation import choose
+from auditor.probes.stage import run_probes
 from auditor.progress import SilentProgress, StageProgress
 from auditor.report import ProjectInfo, Report, SandboxInfo, ToolInfo, read_report
 from auditor.smells.analyzer import analyze
@@ -130,13 +131,21 @@ def run_audit(
             score = mutation.scores.score
             done(f"{len(mutation.mutants)} mutants, score {score if score is not None else '-'}%")
 
+    probes = None
+    if config.probes:
+        with clock.stage("probe") as done:
+            probes = run_probes(project, config, baseline, mutation, isolation, progress.update)
+            found = sum(n for kind, n in probes.counts.items() if not kind.startswith("witness"))
+            witnesses = probes.counts.get("witness found", 0)
+            done(f"{found} findings, {witnesses} witnesses")
+
     with clock.stage("gate") as done:
         previous = None
         if config.gate.baseline_report:
             # A flag arrives absolute; a config value is relative to the project root.
             path = project.root / config.gate.baseline_report
             previous = read_report(path, "baseline report")
-        gate = evaluate(config.gate, baseline, coverage, smells, mutation, previous)
+        gate = evaluate(config.gate, baseline, coverage, smells, mutation, previous, probes)
         done(gate.verdict.upper())
 
     stopped = mutation is not None and (
@@ -154,6 +163,7 @@ def run_audit(
         smells=smells,
         sources=_sources(project),
         mutation=mutation,
+        probes=probes,
         gate=gate,
     )
 

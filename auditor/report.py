@@ -18,6 +18,10 @@ Schema history:
      mode: the whole project's scores over every mutant whose verdict is known),
      `mutation.stopped_by_budget`, `baseline.tests[].subprocess_lines`,
      `baseline.tests[].flaky` and `baseline.flaky`, `sandbox`, `mutation.interrupted`.
+  5: `baseline.observed` (argument values the tests passed to the code under test) and
+     `probes`: per function the strategy of each parameter, findings (unhandled crashes,
+     untested error paths, edge classes never tried) and a witness or "likely
+     equivalent" per surviving mutant.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any, Literal
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -101,6 +105,15 @@ class CollectionError(_Model):
     message: str
 
 
+class ObservedFunction(_Model):
+    """Distinct argument values the passing tests gave one function (a few at most)."""
+
+    file: str
+    qualname: str
+    calls: list[dict[str, tuple[str, str]]]
+    """Per call: parameter -> (repr, type name)."""
+
+
 class BaselineSection(_Model):
     tests: list[TestResult]
     collection_errors: list[CollectionError]
@@ -113,6 +126,9 @@ class BaselineSection(_Model):
     """Lines run at import or collection time (coverage context '')."""
     flaky: list[str] = Field(default_factory=list)
     """Node ids of the tests found flaky or order-dependent."""
+    observed: list[ObservedFunction] = Field(default_factory=list)
+    """What the tests passed to the code under test, recorded while they ran: the
+    probes' explicit examples, and which edge classes the suite tried."""
 
 
 class CoverageCounts(_Model):
@@ -340,6 +356,69 @@ class GateSection(_Model):
     conditions: list[GateCondition]
 
 
+class ParamStrategy(_Model):
+    """Where a parameter's generated inputs come from."""
+
+    name: str
+    source: Literal["type hint", "observed", "default", "docstring", "not probeable"]
+    detail: str
+    """The hint, or the values seen; for `not probeable`, why."""
+
+
+class FunctionProbe(_Model):
+    file: str
+    function: str
+    line: int
+    status: Literal["probed", "skipped", "not probeable", "failed"]
+    reason: str = ""
+    params: list[ParamStrategy] = Field(default_factory=list)
+    examples: int = 0
+    """Inputs tried (all probes of the function together)."""
+
+
+class ProbeFinding(_Model):
+    kind: Literal["unhandled_crash", "untested_error_path", "untried_edge_class"]
+    file: str
+    function: str
+    line: int
+    """Where: the crashing line, the `raise`, or the function's `def`."""
+    message: str
+    input: str
+    """The call, as Python: `mean([])`."""
+    observed: str
+    """What the code did on that input."""
+    suggested_test: str = ""
+    """A pytest test pinning today's behaviour on the input, to review (a crash may be a
+    bug: decide what the code should do)."""
+
+
+class Witness(_Model):
+    """For a surviving mutant: an input on which the original and the mutant differ."""
+
+    mutant_id: str
+    status: Literal["found", "likely_equivalent", "not probeable"]
+    function: str = ""
+    """The function called (the mutated one, or a public one that reaches it)."""
+    input: str = ""
+    original: str = ""
+    mutant: str = ""
+    examples: int = 0
+    test: str = ""
+    """A ready-to-paste pytest test that passes on the original and fails on the mutant
+    (checked both ways before it is reported); '' when the values have no literal form."""
+    reason: str = ""
+
+
+class ProbesSection(_Model):
+    functions: list[FunctionProbe]
+    findings: list[ProbeFinding]
+    witnesses: list[Witness]
+    counts: dict[str, int]
+    """Findings per kind, and witnesses `found` / `likely_equivalent` / `not probeable`."""
+    max_examples: int
+    duration: float
+
+
 class SandboxInfo(_Model):
     level: Literal["os", "guard", "none"]
     """`os`: namespaces (read-only files, no network) and the guard; `guard`: the
@@ -361,7 +440,7 @@ class Report(_Model):
     sources: dict[str, str] = Field(default_factory=dict)
     """Relative path -> text of each file under test."""
     mutation: MutationSection | None = None
-    probes: None = None
+    probes: ProbesSection | None = None
     escalation: None = None
     gate: GateSection
 

@@ -72,13 +72,17 @@ def main(spec_path: str) -> int:
 
     from auditor import guard
     from auditor.baseline.plugin import BaselinePlugin, raise_timeout
+    from auditor.probes.observe import CallRecorder
 
     signal.signal(signal.SIGALRM, raise_timeout)
     events = open(spec.events_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
-    plugin = BaselinePlugin(cov, events, spec.test_timeout, spec.shuffle_seed)
+    recorder = CallRecorder(spec.source_dirs) if spec.measure else None
+    plugin = BaselinePlugin(cov, events, spec.test_timeout, spec.shuffle_seed, recorder)
     if spec.guard:
         guard.install(spec.allowed_roots, plugin.record_blocked)
     sys.addaudithook(plugin.watch_subprocesses)
+    if recorder is not None:
+        recorder.install()
     args = [
         *spec.test_paths,
         "--rootdir",

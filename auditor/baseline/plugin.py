@@ -19,6 +19,7 @@ import pytest
 
 from auditor.baseline import protocol
 from auditor.guard import Blocked
+from auditor.probes.observe import CallRecorder
 from auditor.sandbox import derandomize_hypothesis
 
 _SUBPROCESS_CONTEXT = "AUDIT_SUBPROCESS_CONTEXT"
@@ -42,9 +43,15 @@ def _short_message(report: pytest.TestReport | pytest.CollectReport) -> str:
 
 class BaselinePlugin:
     def __init__(
-        self, coverage: Any, events: IO[str], timeout: float, shuffle_seed: int | None = None
+        self,
+        coverage: Any,
+        events: IO[str],
+        timeout: float,
+        shuffle_seed: int | None = None,
+        recorder: CallRecorder | None = None,
     ) -> None:
         self._coverage = coverage
+        self._recorder = recorder
         self._shuffle_seed = shuffle_seed
         self._events = events
         self._timeout = timeout
@@ -121,9 +128,13 @@ class BaselinePlugin:
     def _phase(self, item: pytest.Item, phase: str) -> Generator[None, None, None]:
         self._coverage.switch_context(protocol.context_name(item.nodeid, _PHASE_CONTEXT[phase]))
         signal.setitimer(signal.ITIMER_REAL, self._timeout)
+        if self._recorder is not None:
+            self._recorder.active = True
         try:
             yield
         finally:
+            if self._recorder is not None:
+                self._recorder.active = False
             signal.setitimer(signal.ITIMER_REAL, 0)
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -183,6 +194,9 @@ class BaselinePlugin:
         )
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self._recorder is not None:
+            for observed in self._recorder.observations():
+                self.emit(protocol.OBSERVED, **observed)
         self.emit(protocol.FINISH, exitstatus=int(exitstatus))
 
 

@@ -42,6 +42,8 @@ COLLECT_ERROR = "collect_error"
 START = "start"
 RESULT = "result"
 FINISH = "finish"
+OBSERVED = "observed"
+"""Argument values the tests passed to one function of the code under test."""
 
 CONTEXT_PHASES = ("setup", "run", "teardown")
 SUBPROCESS = "subprocess"

@@ -41,6 +41,8 @@ class ChildOutcome:
     internal_error: str = ""
     """The last INTERNALERROR line pytest printed, when it printed one."""
     last_collected_file: str = ""
+    observed: list[dict[str, Any]] = field(default_factory=list)
+    """Argument values the tests passed to functions under test (see probes.observe)."""
 
 
 @dataclass
@@ -223,6 +225,7 @@ class BaselineRunner:
                     exitstatus=finish["exitstatus"],
                     internal_error=internal[-1] if internal else "",
                     last_collected_file=collecting[-1]["path"] if collecting else "",
+                    observed=[e for e in attempt.events if e["kind"] == protocol.OBSERVED],
                 )
             removed.append(self._culprit(attempt, output))
         raise SuiteUnusableError(

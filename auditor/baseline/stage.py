@@ -17,6 +17,7 @@ from auditor.report import (
     BlockedAction,
     CollectionError,
     CoverageSection,
+    ObservedFunction,
     TestResult,
 )
 
@@ -84,6 +85,14 @@ def run_baseline(
             restarts=outcome.restarts,
             import_time_lines=coverage.import_time_lines(),
             flaky=[test.nodeid for test in tests if test.flaky],
+            observed=[
+                ObservedFunction(
+                    file=relative(entry["file"], project.root),
+                    qualname=entry["qualname"],
+                    calls=entry["calls"],
+                )
+                for entry in outcome.observed
+            ],
         )
         return section, coverage.summary(passing, [str(p) for p in project.source_paths])
 

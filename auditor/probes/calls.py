@@ -1,0 +1,477 @@
+"""Inside the probe child: a function under test as something Hypothesis can call.
+
+`Subject` resolves the live function, infers a strategy per parameter (type hints, the
+values the suite passed, defaults, docstring literals, plus the edge catalogue), and
+calls it on an example, returning an `Outcome` that says what happened."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib
+import inspect
+import linecache
+import os
+import signal
+import sys
+import typing
+from dataclasses import dataclass, field, is_dataclass
+from types import CodeType, FunctionType, TracebackType
+from typing import Any
+
+from hypothesis import strategies as st
+
+from auditor.probes.edges import edge_values
+from auditor.probes.protocol import TargetSpec
+from auditor.report import ParamStrategy
+
+Example = dict[str, Any]
+
+CRASH_TYPES: tuple[type[BaseException], ...] = (
+    ArithmeticError,
+    LookupError,
+    AttributeError,
+    TypeError,
+    RecursionError,
+    NameError,
+    AssertionError,
+)
+"""Exceptions that mean the code met an input it does not handle, unless raised on
+purpose (a `raise` statement in the project, or the docstring's Raises)."""
+
+
+class CallTimeout(BaseException):
+    """The call did not return in time: a BaseException so `except Exception` misses it."""
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise CallTimeout
+
+
+class NotProbeable(Exception):
+    """The function cannot be called with generated inputs; the message says why."""
+
+
+@dataclass
+class Outcome:
+    kind: str
+    """`returned`, `raised` or `hung`."""
+    value: Any = None
+    error: BaseException | None = None
+    where: tuple[str, int] = ("", 0)
+    """The file and line the exception came from (the last frame in the project)."""
+    on_purpose: bool = False
+    inside: bool = True
+    """The exception came from inside the function (not from binding the arguments)."""
+    after: dict[str, Any] = field(default_factory=dict)
+    """Mutable arguments (and `self`) after the call."""
+    lines: frozenset[int] = frozenset()
+
+    @property
+    def crash(self) -> bool:
+        if self.kind == "hung":
+            return True
+        return (
+            self.kind == "raised"
+            and self.inside
+            and not self.on_purpose
+            and isinstance(self.error, CRASH_TYPES)
+        )
+
+    def describe(self) -> str:
+        if self.kind == "hung":
+            return "did not return (timed out)"
+        if self.kind == "raised":
+            assert self.error is not None
+            text = f"raises {type(self.error).__name__}"
+            message = str(self.error).splitlines()[0] if str(self.error) else ""
+            return f"{text}: {message}"[:300] if message else text
+        return f"returns {_short_repr(self.value)}"
+
+    def signature(self) -> tuple[str, str, tuple[str, int]]:
+        name = type(self.error).__name__ if self.error is not None else ""
+        return (self.kind, name, self.where)
+
+
+def _short_repr(value: object, limit: int = 300) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__} with a failing repr>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_mutable(value: object) -> bool:
+    return not isinstance(value, (int, float, complex, str, bytes, bool, tuple, frozenset))
+
+
+def same(first: Outcome, second: Outcome) -> bool:
+    """Whether a test could tell the two apart by `==` (repr when `==` cannot say)."""
+    if first.kind != second.kind:
+        return False
+    if first.kind == "raised":
+        return type(first.error) is type(second.error)
+    if first.kind == "hung":
+        return True
+    return equal(first.value, second.value) and all(
+        equal(first.after.get(name), second.after.get(name))
+        for name in set(first.after) | set(second.after)
+    )
+
+
+def equal(first: object, second: object) -> bool:
+    try:
+        result = first == second
+        if isinstance(result, bool):
+            return result or (_short_repr(first) == _short_repr(second) and first != first)
+    except Exception:
+        pass
+    return _short_repr(first) == _short_repr(second)
+
+
+class Subject:
+    """One function of the code under test, callable on generated examples."""
+
+    def __init__(self, spec: TargetSpec, source_files: set[str]) -> None:
+        self.spec = spec
+        self.source_files = source_files
+        self.module = importlib.import_module(spec.module)
+        owner: Any = self.module
+        self.owner_class: type | None = None
+        for part in spec.qualname.split(".")[:-1]:
+            owner = getattr(owner, part)
+            self.owner_class = owner
+        self.name = spec.qualname.split(".")[-1]
+        raw = inspect.getattr_static(owner, self.name)
+        if isinstance(raw, staticmethod):
+            raw = raw.__func__
+        if not isinstance(raw, FunctionType):
+            raise NotProbeable(f"{spec.qualname} is not a plain function")
+        self.function: FunctionType = inspect.unwrap(raw)  # type: ignore[assignment]
+        self.code: CodeType = self.function.__code__
+        self.is_method = spec.kind == "method"
+        self.signature = inspect.signature(self.function)
+        self.observed = [self._evaluate_call(call) for call in spec.observed]
+        self.observed = [call for call in self.observed if call is not None]
+        self.params: list[ParamStrategy] = []
+        self.strategy = self._build_strategy()
+
+    # strategies ---------------------------------------------------------------
+
+    def _namespace(self, call: dict[str, tuple[str, str]]) -> dict[str, Any]:
+        namespace = dict(vars(self.module))
+        for _, type_name in call.values():
+            module_name, _, name = type_name.rpartition(".")
+            if module_name and "." not in name:
+                try:
+                    namespace[name] = getattr(importlib.import_module(module_name), name)
+                except Exception:
+                    continue
+        return namespace
+
+    def _evaluate_call(self, call: dict[str, tuple[str, str]]) -> Example | None:
+        """An observed call's arguments, rebuilt from their reprs; None when one does not
+        rebuild into a value of the recorded type."""
+        namespace = self._namespace(call)
+        example: Example = {}
+        for name, (text, type_name) in call.items():
+            try:
+                value = eval(text, namespace)
+            except Exception:
+                return None
+            kind = type(value)
+            recorded = kind.__qualname__ if kind.__module__ == "builtins" else ""
+            if type_name not in (recorded, f"{kind.__module__}.{kind.__qualname__}"):
+                return None
+            example[name] = value
+        return example
+
+    def _hints(self) -> dict[str, Any]:
+        try:
+            return typing.get_type_hints(self.function)
+        except Exception:
+            return {}
+
+    def _observed_values(self, name: str) -> list[Any]:
+        values: list[Any] = []
+        for call in self.observed:
+            if name in call and not any(equal(call[name], seen) for seen in values):
+                values.append(call[name])
+        return values
+
+    def _doc_values(self) -> list[Any]:
+        import ast
+
+        values = []
+        for literal in self.spec.doc_literals:
+            try:
+                values.append(ast.literal_eval(literal))
+            except (ValueError, SyntaxError):
+                continue
+        return values
+
+    def _for_types(self, kinds: list[type], samples: list[Any]) -> list[tuple[str, Any]]:
+        edges: list[tuple[str, Any]] = []
+        for kind in kinds:
+            elements = [
+                item for sample in samples if isinstance(sample, kind) for item in _items(sample)
+            ]
+            edges += edge_values(kind, lambda elements=elements: elements)
+        return edges
+
+    def _parameter(
+        self, parameter: inspect.Parameter, hint: Any
+    ) -> tuple[st.SearchStrategy[Any] | None, ParamStrategy, list[tuple[str, Any]]]:
+        name = parameter.name
+        observed = self._observed_values(name)
+        has_default = parameter.default is not inspect.Parameter.empty
+        strategy: st.SearchStrategy[Any] | None = None
+        kinds: list[type] = []
+        if hint is not None:
+            try:
+                strategy = st.from_type(hint)
+                _validate(strategy)
+                kinds = _concrete_types(hint)
+                source: ParamStrategy = ParamStrategy(
+                    name=name, source="type hint", detail=_type_text(hint)
+                )
+            except Exception:
+                strategy = None
+        if strategy is None and observed:
+            kinds = sorted({type(value) for value in observed}, key=lambda k: k.__qualname__)
+            generated = []
+            for kind in kinds:
+                try:
+                    candidate = st.from_type(kind)
+                    _validate(candidate)
+                    generated.append(candidate)
+                except Exception:
+                    continue
+            strategy = st.one_of(generated) if generated else st.nothing()
+            shown = ", ".join(_short_repr(value, 40) for value in observed[:4])
+            source = ParamStrategy(
+                name=name, source="observed", detail=f"{len(observed)} seen: {shown}"
+            )
+        if strategy is None and has_default and parameter.default is not None:
+            kinds = [type(parameter.default)]
+            try:
+                strategy = st.from_type(kinds[0])
+                _validate(strategy)
+                source = ParamStrategy(
+                    name=name, source="default", detail=_short_repr(parameter.default, 60)
+                )
+            except Exception:
+                strategy = None
+        if strategy is None:
+            literals = self._doc_values()
+            if literals:
+                kinds = sorted({type(value) for value in literals}, key=lambda k: k.__qualname__)
+                strategy = st.one_of([st.from_type(kind) for kind in kinds])
+                source = ParamStrategy(
+                    name=name,
+                    source="docstring",
+                    detail=", ".join(_short_repr(v, 30) for v in literals[:4]),
+                )
+        if strategy is None:
+            why = "no type hint, no value seen in the tests, no default"
+            return None, ParamStrategy(name=name, source="not probeable", detail=why), []
+        edges = self._for_types(kinds, observed)
+        if _allows_none(hint) or (has_default and parameter.default is None):
+            edges.append(("None", None))
+        explicit = [value for _, value in edges] + observed
+        if has_default:
+            explicit.append(parameter.default)
+        if explicit:
+            strategy = st.one_of(strategy, st.sampled_from(explicit))
+        return strategy, source, edges
+
+    def _self_strategy(self) -> st.SearchStrategy[Any]:
+        assert self.owner_class is not None
+        instances = self._observed_values("self")
+        options: list[st.SearchStrategy[Any]] = []
+        if is_dataclass(self.owner_class) or hasattr(self.owner_class, "__attrs_attrs__"):
+            try:
+                built = st.builds(self.owner_class)
+                _validate(built)
+                options.append(built)
+            except Exception:
+                pass
+        if instances:
+            options.append(st.sampled_from(instances))
+        if not options:
+            raise NotProbeable(
+                f"cannot build a {self.owner_class.__name__}: not a dataclass and no "
+                "instance seen in the tests"
+            )
+        detail = "builds" if len(options) == 2 or not instances else "observed"
+        self.params.append(
+            ParamStrategy(
+                name="self",
+                source="type hint" if detail == "builds" else "observed",
+                detail=f"{self.owner_class.__name__} instances",
+            )
+        )
+        return st.one_of(options)
+
+    def _build_strategy(self) -> st.SearchStrategy[Example]:
+        hints = self._hints()
+        parts: dict[str, st.SearchStrategy[Any]] = {}
+        self.edges: dict[str, list[tuple[str, Any]]] = {}
+        parameters = list(self.signature.parameters.values())
+        if self.is_method:
+            if not parameters:
+                raise NotProbeable("a method without `self`")
+            parts["self"] = self._self_strategy()
+            parameters = parameters[1:]
+        missing = []
+        for parameter in parameters:
+            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                continue
+            strategy, described, edges = self._parameter(parameter, hints.get(parameter.name))
+            self.params.append(described)
+            if strategy is None:
+                if parameter.default is inspect.Parameter.empty:
+                    missing.append(parameter.name)
+                continue
+            parts[parameter.name] = strategy
+            self.edges[parameter.name] = edges
+        if missing:
+            raise NotProbeable(f"no way to generate {', '.join(missing)}")
+        return st.fixed_dictionaries(parts)
+
+    # calling --------------------------------------------------------------------
+
+    def call_text(self, example: Example) -> str:
+        """The call as Python source (reprs of the values)."""
+        args = self._arguments(example)
+        positional, keyword = args
+        shown = [_short_repr(v, 200) for v in positional]
+        shown += [f"{k}={_short_repr(v, 200)}" for k, v in keyword.items()]
+        if self.is_method:
+            return f"{_short_repr(example['self'], 300)}.{self.name}({', '.join(shown)})"
+        prefix = f"{self.owner_class.__name__}." if self.owner_class else ""
+        return f"{prefix}{self.name}({', '.join(shown)})"
+
+    def _arguments(self, example: Example) -> tuple[list[Any], dict[str, Any]]:
+        positional: list[Any] = []
+        keyword: dict[str, Any] = {}
+        for name, parameter in self.signature.parameters.items():
+            if name not in example or (self.is_method and name == "self"):
+                continue
+            if parameter.kind == parameter.POSITIONAL_ONLY:
+                positional.append(example[name])
+            elif parameter.kind == parameter.KEYWORD_ONLY or keyword:
+                keyword[name] = example[name]
+            else:
+                positional.append(example[name])
+        return positional, keyword
+
+    def callable_for(self, example: Example) -> Any:
+        if self.is_method:
+            return getattr(example["self"], self.name)
+        owner = self.owner_class or self.module
+        return getattr(owner, self.name)
+
+    def invoke(self, example: Example, timeout: float, trace_lines: bool = False) -> Outcome:
+        with contextlib.suppress(Exception):
+            example = copy.deepcopy(example)
+        positional, keyword = self._arguments(example)
+        target = self.callable_for(example)
+        lines: set[int] = set()
+        codes = {self.function.__code__}
+
+        def tracer(frame: Any, event: str, arg: Any) -> Any:
+            if frame.f_code in codes:
+                if event == "line":
+                    lines.add(frame.f_lineno)
+                return tracer
+            return None
+
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        if trace_lines:
+            sys.settrace(tracer)
+        try:
+            value = target(*positional, **keyword)
+            outcome = Outcome("returned", value=value)
+        except CallTimeout:
+            outcome = Outcome("hung")
+        except Exception as error:
+            outcome = self._raised(error)
+        finally:
+            if trace_lines:
+                sys.settrace(None)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        outcome.after = {name: value for name, value in example.items() if _is_mutable(value)}
+        outcome.lines = frozenset(lines)
+        return outcome
+
+    def _raised(self, error: BaseException) -> Outcome:
+        traceback: TracebackType | None = error.__traceback__
+        inside = False
+        where = ("", 0)
+        on_purpose = type(error).__name__ in self.spec.documented_raises
+        while traceback is not None:
+            code = traceback.tb_frame.f_code
+            if code is self.function.__code__ or code.co_name == self.code.co_name:
+                inside = True
+            filename = os.path.realpath(code.co_filename)
+            if filename in self.source_files:
+                where = (filename, traceback.tb_lineno)
+            traceback = traceback.tb_next
+        if where[0]:
+            line = linecache.getline(where[0], where[1]).strip()
+            on_purpose = on_purpose or line.startswith("raise")
+        return Outcome("raised", error=error, where=where, on_purpose=on_purpose, inside=inside)
+
+
+def _items(sample: Any) -> list[Any]:
+    if isinstance(sample, dict):
+        return list(sample)
+    try:
+        return list(sample)[:5]
+    except TypeError:
+        return []
+
+
+def _validate(strategy: st.SearchStrategy[Any]) -> None:
+    """Resolve a strategy now (a missing hint fails here, not in the middle of a probe)."""
+    strategy.validate()
+    # `from_type` resolves lazily; drawing one example forces it.
+    from hypothesis import HealthCheck, find, settings
+
+    find(
+        strategy,
+        lambda _: True,
+        settings=settings(
+            database=None,
+            max_examples=1,
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+        ),
+    )
+
+
+def _concrete_types(hint: Any) -> list[type]:
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
+        kinds: list[type] = []
+        for arg in typing.get_args(hint):
+            kinds += _concrete_types(arg)
+        return kinds
+    if origin is not None:
+        return [origin] if isinstance(origin, type) else []
+    if isinstance(hint, type) and hint is not type(None):
+        return [hint]
+    return []
+
+
+def _allows_none(hint: Any) -> bool:
+    return type(None) in typing.get_args(hint)
+
+
+def _type_text(hint: Any) -> str:
+    if isinstance(hint, type):
+        return hint.__qualname__
+    return str(hint).replace("typing.", "")

@@ -1,0 +1,167 @@
+"""The probe process: `python -m auditor.probes.child SPEC.json`.
+
+It imports Hypothesis, installs the guard, then imports the code under test. Each
+function's probes and each survivor's witness search run in a forked child with a
+resource limit and a time budget, so a crash, a hang or a runaway input costs one
+result, not the run. Results are appended as JSON lines to the spec's results file."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import select
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel
+
+
+def _run_forked(work: Callable[[], BaseModel], budget: float) -> tuple[str | None, str]:
+    """(JSON result, '') or (None, why it has none)."""
+    from auditor.sandbox import limit_resources
+
+    read_end, write_end = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        code = 0
+        try:
+            os.setpgid(0, 0)
+            limit_resources(_memory_limit_mb, cpu_seconds=math.ceil(budget) + 2)
+            data = work().model_dump_json().encode()
+            view = memoryview(data)
+            while view:
+                written = os.write(write_end, view)
+                view = view[written:]
+        except BaseException as error:
+            message = f"{type(error).__name__}: {error}".splitlines()[0][:300]
+            os.write(write_end, json.dumps({"error": message}).encode())
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + budget
+    timed_out = False
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        ready, _, _ = select.select([read_end], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(read_end, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read_end)
+    if timed_out:
+        for target in (-pid, pid):
+            with contextlib.suppress(OSError):
+                os.kill(target, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    if timed_out:
+        return None, f"time budget of {budget:g}s exceeded"
+    text = b"".join(chunks).decode("utf-8", "replace")
+    if os.WIFSIGNALED(status):
+        return None, f"the probe crashed ({signal.Signals(os.WTERMSIG(status)).name})"
+    if text.startswith('{"error"'):
+        return None, json.loads(text)["error"]
+    if not text:
+        return None, "the probe exited without a result"
+    return text, ""
+
+
+_memory_limit_mb = 1024
+
+
+def main(spec_path: str) -> int:
+    global _memory_limit_mb
+    from auditor.probes.protocol import ProbeSpec
+
+    spec = ProbeSpec.read(Path(spec_path))
+    _memory_limit_mb = spec.memory_limit_mb
+    from auditor.sandbox import limit_resources, quiet_bytecode
+
+    limit_resources(spec.memory_limit_mb)
+    quiet_bytecode()
+    os.chdir(spec.root)
+    log = os.open(spec.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    results = open(spec.results_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    sys.stdin.close()
+
+    import hypothesis  # noqa: F401 - imported before the guard, with its own files
+
+    from auditor import guard
+    from auditor.probes.calls import NotProbeable, Subject
+    from auditor.probes.protocol import FunctionResult, WitnessResult
+    from auditor.probes.search import find_witness, probe_function
+    from auditor.report import Witness
+
+    if spec.guard:
+        guard.install(spec.allowed_roots, lambda blocked: None)
+    source_files = set(spec.source_files)
+    subjects: dict[str, Subject] = {}
+
+    def emit(result: BaseModel) -> None:
+        results.write(result.model_dump_json() + "\n")
+
+    for target in spec.targets:
+        try:
+            subject = Subject(target, source_files)
+        except NotProbeable as why:
+            status, reason = "not probeable", str(why)
+        except Exception as error:
+            status, reason = "failed", f"{type(error).__name__}: {error}".splitlines()[0]
+        else:
+            subjects[target.key] = subject
+            text, reason = _run_forked(lambda s=subject: probe_function(s, spec), spec.time_budget)
+            if text is not None:
+                results.write(text + "\n")
+                continue
+            status = "failed"
+            params = subject.params
+            emit(FunctionResult(probe=_probe(target, status, reason, params)))
+            continue
+        emit(FunctionResult(probe=_probe(target, status, reason, [])))
+
+    for survivor in spec.survivors:
+        reachable = [subjects[key] for key in survivor.targets if key in subjects]
+        text, reason = _run_forked(
+            lambda s=survivor, r=reachable: find_witness(s, r, spec), spec.time_budget
+        )
+        if text is not None:
+            results.write(text + "\n")
+        else:
+            witness = Witness(mutant_id=survivor.mutant_id, status="not probeable", reason=reason)
+            emit(WitnessResult(witness=witness))
+    results.close()
+    return 0
+
+
+def _probe(target, status, reason, params):  # type: ignore[no-untyped-def]
+    from auditor.report import FunctionProbe
+
+    return FunctionProbe(
+        file=target.file,
+        function=target.qualname,
+        line=target.line,
+        status=status,
+        reason=reason,
+        params=params,
+    )
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1])
+    os._exit(code)

@@ -1,0 +1,77 @@
+"""What the probe stage sends its child process, and what comes back."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from auditor.report import FunctionProbe, ProbeFinding, Witness
+
+
+class TargetSpec(BaseModel):
+    key: str
+    file: str
+    """Relative to the project root."""
+    path: str
+    """Absolute (real) path."""
+    module: str
+    qualname: str
+    line: int
+    kind: str
+    raises: list[tuple[int, str]]
+    unreached_raise_lines: list[int]
+    """`raise` lines no reliable test executed in the baseline."""
+    documented_raises: list[str]
+    doc_literals: list[str]
+    observed: list[dict[str, tuple[str, str]]]
+
+
+class SurvivorSpec(BaseModel):
+    mutant_id: str
+    description: str
+    path: str
+    """Absolute (real) path of the mutated file."""
+    first_line: int
+    name: str
+    """`co_firstlineno` and `co_name` of the mutated function."""
+    code_b64: str
+    targets: list[str]
+    """Keys of the targets to search through, best first."""
+
+    def code(self) -> bytes:
+        return base64.b64decode(self.code_b64)
+
+
+class ProbeSpec(BaseModel):
+    root: str
+    source_files: list[str]
+    allowed_roots: list[str]
+    guard: bool
+    memory_limit_mb: int
+    log_file: str
+    results_file: str
+    max_examples: int
+    witness_examples: int
+    time_budget: float
+    call_timeout: float
+    expected_exceptions: list[str]
+    targets: list[TargetSpec]
+    survivors: list[SurvivorSpec]
+
+    def write(self, path: Path) -> None:
+        path.write_text(self.model_dump_json(), encoding="utf-8")
+
+    @classmethod
+    def read(cls, path: Path) -> ProbeSpec:
+        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+class FunctionResult(BaseModel):
+    probe: FunctionProbe
+    findings: list[ProbeFinding] = Field(default_factory=list)
+
+
+class WitnessResult(BaseModel):
+    witness: Witness

@@ -1,0 +1,371 @@
+"""The probes themselves, run inside a forked child of the probe process: the crash probe,
+untested error paths, edge classes never tried, and the witness search for a survivor.
+
+Every search is Hypothesis's `find`: derandomized, no database, bounded examples, and
+the shrinker turns the first input found into a minimal one."""
+
+from __future__ import annotations
+
+import marshal
+import signal
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+from auditor.engine.swap import live_functions
+from auditor.probes.calls import CallTimeout, Example, Outcome, Subject, _on_alarm, same
+from auditor.probes.edges import classes_of
+from auditor.probes.protocol import FunctionResult, ProbeSpec, SurvivorSpec, WitnessResult
+from auditor.probes.suggest import NoLiteral, name_for, render, run_test
+from auditor.report import FunctionProbe, ProbeFinding, Witness
+
+MAX_CRASHES = 3
+"""Distinct crashes (exception type and line) reported per function."""
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self.examples = 0
+
+
+def _search(
+    subject: Subject,
+    condition: Callable[[Example], bool],
+    examples: int,
+    counter: _Counter,
+) -> Example | None:
+    def counted(example: Example) -> bool:
+        counter.examples += 1
+        return condition(example)
+
+    try:
+        return find(
+            subject.strategy,
+            counted,
+            settings=settings(
+                database=None,
+                derandomize=True,
+                max_examples=examples,
+                deadline=None,
+                suppress_health_check=list(HealthCheck),
+                phases=(Phase.explicit, Phase.generate, Phase.shrink),
+            ),
+        )
+    except (NoSuchExample, Unsatisfiable):
+        return None
+
+
+def _relative(spec: ProbeSpec, path: str) -> str:
+    root = spec.root.rstrip("/") + "/"
+    return path[len(root) :] if path.startswith(root) else path
+
+
+def _suggest(subject: Subject, example: Example, outcome: Outcome, tag: str, doc: str) -> str:
+    try:
+        return render(subject, example, outcome, name_for(subject, tag), doc)
+    except (NoLiteral, RecursionError):
+        return ""
+
+
+def probe_function(subject: Subject, spec: ProbeSpec) -> FunctionResult:
+    counter = _Counter()
+    findings = _crashes(subject, spec, counter)
+    findings += _error_paths(subject, spec, counter)
+    findings += _untried_edges(subject, spec, counter)
+    target = subject.spec
+    probe = FunctionProbe(
+        file=target.file,
+        function=target.qualname,
+        line=target.line,
+        status="probed",
+        params=subject.params,
+        examples=counter.examples,
+    )
+    return FunctionResult(probe=probe, findings=findings)
+
+
+def _finding(
+    subject: Subject,
+    spec: ProbeSpec,
+    kind: str,
+    line: int,
+    message: str,
+    example: Example,
+    outcome: Outcome,
+    suggested: str,
+) -> ProbeFinding:
+    return ProbeFinding(
+        kind=kind,  # type: ignore[arg-type]
+        file=subject.spec.file,
+        function=subject.spec.qualname,
+        line=line,
+        message=message,
+        input=subject.call_text(example),
+        observed=outcome.describe(),
+        suggested_test=suggested,
+    )
+
+
+def _crashes(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[ProbeFinding]:
+    seen: set[tuple[str, str, tuple[str, int]]] = set()
+    findings = []
+    for _ in range(MAX_CRASHES):
+
+        def new_crash(example: Example) -> bool:
+            outcome = subject.invoke(example, spec.call_timeout)
+            return outcome.crash and outcome.signature() not in seen
+
+        example = _search(subject, new_crash, spec.max_examples, counter)
+        if example is None:
+            break
+        outcome = subject.invoke(example, spec.call_timeout)
+        if not outcome.crash:
+            break  # found once, not again: not a stable crash
+        seen.add(outcome.signature())
+        file, line = outcome.where
+        place = f"{_relative(spec, file)}:{line}" if file else "inside the call"
+        what = "hangs" if outcome.kind == "hung" else type(outcome.error).__name__
+        message = f"unhandled {what} at {place}"
+        doc = f"Found by audit: {subject.call_text(example)[:120]} {outcome.describe()[:80]}."
+        doc = doc.replace('"""', "'''").replace("\\", "\\\\")
+        suggested = _suggest(subject, example, outcome, f"crash {message}", doc)
+        findings.append(
+            _finding(
+                subject,
+                spec,
+                "unhandled_crash",
+                line or subject.spec.line,
+                message,
+                example,
+                outcome,
+                suggested,
+            )
+        )
+    return findings
+
+
+def _exception_names(subject: Subject, name: str) -> set[str]:
+    """The raised class's name and its bases' names, when it resolves in the module."""
+    found = {name.rsplit(".", 1)[-1]}
+    value: Any = subject.module
+    for part in name.split("."):
+        value = getattr(value, part, None)
+    if isinstance(value, type):
+        found |= {kind.__name__ for kind in value.__mro__}
+    return found - {"Exception", "BaseException", "object"}
+
+
+def _error_paths(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[ProbeFinding]:
+    findings = []
+    expected = set(spec.expected_exceptions)
+    for line, name in subject.spec.raises:
+        if not name:
+            continue
+        unreached = line in subject.spec.unreached_raise_lines
+        unexpected = not (_exception_names(subject, name) & expected)
+        if not (unreached or unexpected):
+            continue
+
+        def reaches(example: Example, line: int = line) -> bool:
+            outcome = subject.invoke(example, spec.call_timeout)
+            return outcome.kind == "raised" and outcome.where == (subject.spec.path, line)
+
+        example = _search(subject, reaches, spec.max_examples, counter)
+        short = name.rsplit(".", 1)[-1]
+        why = "no passing test reaches it" if unreached else f"no test expects {short}"
+        message = f"`raise {short}` is untested: {why}"
+        if example is None:
+            findings.append(
+                ProbeFinding(
+                    kind="untested_error_path",
+                    file=subject.spec.file,
+                    function=subject.spec.qualname,
+                    line=line,
+                    message=message + " (no generated input reached it)",
+                    input="",
+                    observed="",
+                )
+            )
+            continue
+        outcome = subject.invoke(example, spec.call_timeout)
+        doc = f"The error path at line {line} ({short}), found by audit."
+        suggested = _suggest(subject, example, outcome, f"raise {line}", doc)
+        findings.append(
+            _finding(
+                subject, spec, "untested_error_path", line, message, example, outcome, suggested
+            )
+        )
+    return findings
+
+
+def _behaviour(outcome: Outcome) -> tuple[str, str, frozenset[int]]:
+    name = type(outcome.error).__name__ if outcome.error is not None else ""
+    return (outcome.kind, name, outcome.lines)
+
+
+def _untried_edges(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[ProbeFinding]:
+    """Edge classes of the catalogue no observed call tried, on which the function
+    behaves unlike on every tried input (another exception, another set of lines)."""
+    if not subject.observed:
+        return []
+    tried = set()
+    for example in subject.observed:
+        counter.examples += 1
+        tried.add(_behaviour(subject.invoke(example, spec.call_timeout, trace_lines=True)))
+    base = subject.observed[0]
+    findings = []
+    for param, edges in sorted(subject.edges.items()):
+        seen_classes: set[str] = set()
+        for call in subject.observed:
+            if param in call:
+                seen_classes |= classes_of(call[param])
+        reported: set[tuple[str, str, frozenset[int]]] = set()
+        for edge_class, value in edges:
+            if edge_class in seen_classes:
+                continue
+            example = {**base, param: value}
+            counter.examples += 1
+            outcome = subject.invoke(example, spec.call_timeout, trace_lines=True)
+            behaviour = _behaviour(outcome)
+            if behaviour in tried or behaviour in reported:
+                continue
+            reported.add(behaviour)
+            new_lines = sorted(outcome.lines - set().union(*(b[2] for b in tried)))
+            differs = outcome.describe() if outcome.kind != "returned" else ""
+            if not differs:
+                differs = (
+                    f"runs line {', '.join(map(str, new_lines))} that no tried input runs"
+                    if new_lines
+                    else "takes a path no tried input takes"
+                )
+            message = f"edge class '{edge_class}' of `{param}` never tried; there it {differs}"
+            doc = f"Edge class {edge_class!r} of {param}: pins today's behaviour (review it)."
+            suggested = _suggest(subject, example, outcome, f"edge {param} {edge_class}", doc)
+            findings.append(
+                _finding(
+                    subject,
+                    spec,
+                    "untried_edge_class",
+                    subject.spec.line,
+                    message,
+                    example,
+                    outcome,
+                    suggested,
+                )
+            )
+    return findings
+
+
+# witnesses ----------------------------------------------------------------------
+
+
+def find_witness(survivor: SurvivorSpec, subjects: list[Subject], spec: ProbeSpec) -> WitnessResult:
+    functions = live_functions({survivor.path}).get(
+        (survivor.path, survivor.first_line, survivor.name)
+    )
+    if not functions:
+        return _witness(survivor, "not probeable", reason="the mutated function is not alive")
+    mutant_code = marshal.loads(survivor.code())
+    if any(f.__code__.co_freevars != mutant_code.co_freevars for f in functions):
+        return _witness(survivor, "not probeable", reason="the mutant changes closure variables")
+    originals = [f.__code__ for f in functions]
+
+    def as_mutant(run: Callable[[], Any]) -> Any:
+        for function in functions:
+            function.__code__ = mutant_code
+        try:
+            return run()
+        finally:
+            for function, code in zip(functions, originals, strict=True):
+                function.__code__ = code
+
+    counter = _Counter()
+    budget = max(1, spec.witness_examples // max(1, len(subjects)))
+    for subject in subjects:
+
+        def differs(example: Example, subject: Subject = subject) -> bool:
+            original = subject.invoke(example, spec.call_timeout)
+            mutant = as_mutant(lambda: subject.invoke(example, spec.call_timeout))
+            return not same(original, mutant)
+
+        example = _search(subject, differs, budget, counter)
+        if example is None:
+            continue
+        original = subject.invoke(example, spec.call_timeout)
+        mutant = as_mutant(lambda: subject.invoke(example, spec.call_timeout))
+        if same(original, mutant):
+            continue  # not reproducible (state outside the arguments)
+        test, reason = _witness_test(subject, example, original, mutant, survivor, spec, as_mutant)
+        return _witness(
+            survivor,
+            "found",
+            function=subject.spec.qualname,
+            input=subject.call_text(example),
+            original=original.describe(),
+            mutant=mutant.describe(),
+            examples=counter.examples,
+            test=test,
+            reason=reason,
+        )
+    if not subjects:
+        return _witness(survivor, "not probeable", reason="no probeable function reaches it")
+    return _witness(
+        survivor,
+        "likely_equivalent",
+        examples=counter.examples,
+        reason=f"no input among {counter.examples} made the mutant behave differently",
+    )
+
+
+def _witness_test(
+    subject: Subject,
+    example: Example,
+    original: Outcome,
+    mutant: Outcome,
+    survivor: SurvivorSpec,
+    spec: ProbeSpec,
+    as_mutant: Callable[[Callable[[], Any]], Any],
+) -> tuple[str, str]:
+    """The suggested test, checked: it passes on the original, fails on the mutant."""
+    state = {
+        name
+        for name in original.after
+        if original.kind == mutant.kind == "returned" and not _equal_after(original, mutant, name)
+    }
+    name = name_for(subject, survivor.mutant_id)
+    doc = f"Kills {survivor.mutant_id} ({survivor.description})."
+    doc = doc.replace('"""', "'''").replace("\\", "\\\\")
+    try:
+        code = render(subject, example, original, name, doc, state)
+    except (NoLiteral, RecursionError) as why:
+        return "", f"no ready test: {why}"
+    if _timed(lambda: run_test(code, name), spec.call_timeout * 2) is not None:
+        return "", "no ready test: the rendered test does not pass on the original"
+    failure = as_mutant(lambda: _timed(lambda: run_test(code, name), spec.call_timeout * 2))
+    if failure is None:
+        return "", "no ready test: the rendered test does not fail on the mutant"
+    return code, ""
+
+
+def _equal_after(first: Outcome, second: Outcome, name: str) -> bool:
+    from auditor.probes.calls import equal
+
+    return equal(first.after.get(name), second.after.get(name))
+
+
+def _timed(run: Callable[[], BaseException | None], seconds: float) -> BaseException | None:
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return run()
+    except CallTimeout as timeout:
+        return timeout
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _witness(survivor: SurvivorSpec, status: str, **fields: Any) -> WitnessResult:
+    return WitnessResult(witness=Witness(mutant_id=survivor.mutant_id, status=status, **fields))  # type: ignore[arg-type]

@@ -1,0 +1,291 @@
+"""The probe stage: choose what to probe, run the probe process under the sandbox, and
+turn its results into the report's `probes` section."""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from auditor.baseline.coverage_data import relative
+from auditor.config import AuditConfig
+from auditor.discovery import Project
+from auditor.engine.plan import Planner, TimeoutPolicy, plan
+from auditor.engine.stage import _module_name, _shared_digest
+from auditor.errors import AuditError
+from auditor.isolation import Isolation
+from auditor.probes.protocol import (
+    FunctionResult,
+    ProbeSpec,
+    SurvivorSpec,
+    TargetSpec,
+    WitnessResult,
+)
+from auditor.probes.targets import Target, expected_exceptions, find_targets
+from auditor.report import (
+    BaselineSection,
+    FunctionProbe,
+    MutationSection,
+    ProbeFinding,
+    ProbesSection,
+    Witness,
+)
+from mutators.registry import operators
+
+Progress = Callable[[int, int | None, str], None]
+WITNESS_CANDIDATES = 3
+"""Public functions of the same file tried for a survivor in a function that cannot be
+called directly (a private helper, a property)."""
+
+
+def _targets(project: Project) -> list[Target]:
+    found = []
+    for path in project.source_files:
+        module = _module_name(path, project.source_roots)
+        found += find_targets(path, relative(str(path), project.root), module)
+    return sorted(found, key=lambda target: target.key)
+
+
+def _allowed(target: Target, allow: list[str]) -> bool:
+    return any(entry in (target.qualname, target.key, target.file) for entry in allow)
+
+
+def _target_spec(project: Project, target: Target, baseline: BaselineSection) -> TargetSpec:
+    reached: set[int] = set()
+    for test in baseline.tests:
+        if test.reliable:
+            reached.update(test.lines.get(target.file, ()))
+    observed = [
+        entry.calls
+        for entry in baseline.observed
+        if entry.file == target.file and entry.qualname == target.qualname
+    ]
+    return TargetSpec(
+        key=target.key,
+        file=target.file,
+        path=os.path.realpath(project.root / target.file),
+        module=target.module,
+        qualname=target.qualname,
+        line=target.line,
+        kind=target.kind,
+        raises=[(r.line, r.exception) for r in target.raises],
+        unreached_raise_lines=[r.line for r in target.raises if r.line not in reached],
+        documented_raises=list(target.documented_raises),
+        doc_literals=list(target.doc_literals),
+        observed=observed[0] if observed else [],
+    )
+
+
+def _survivors(
+    project: Project,
+    config: AuditConfig,
+    baseline: BaselineSection,
+    mutation: MutationSection,
+    probed: dict[str, TargetSpec],
+) -> tuple[list[SurvivorSpec], list[Witness]]:
+    """Survivors to search a witness for, and those that cannot have one."""
+    survived = [m for m in mutation.mutants if m.status == "Survived"]
+    if not survived:
+        return [], []
+    planner = Planner(
+        project.root,
+        baseline,
+        operators(config.mutators, config.disable_mutators),
+        TimeoutPolicy(config.mutant_timeout_factor, config.mutant_timeout_constant),
+        _shared_digest(project, config),
+        module_level=config.module_level,
+        copy_path=config.copy_path,
+    )
+    files = sorted({m.file for m in survived})
+    planned = {m.id: m for m in plan(planner, [project.root / file for file in files])}
+    specs, unsearchable = [], []
+    observed_keys = {f"{entry.file}::{entry.qualname}" for entry in baseline.observed}
+    for mutant in survived:
+        planned_mutant = planned.get(mutant.id)
+        if planned_mutant is None or not planned_mutant.function_code:
+            unsearchable.append(
+                Witness(
+                    mutant_id=mutant.id,
+                    status="not probeable",
+                    reason="a module-level mutant (import-time code): no function to call",
+                )
+            )
+            continue
+        own = f"{mutant.file}::{mutant.function}"
+        if own in probed:
+            keys = [own]
+        else:
+            same_file = [key for key in probed if key.startswith(f"{mutant.file}::")]
+            same_file.sort(key=lambda key: (key not in observed_keys, key))
+            keys = same_file[:WITNESS_CANDIDATES]
+        specs.append(
+            SurvivorSpec(
+                mutant_id=mutant.id,
+                description=mutant.description,
+                path=os.path.realpath(planned_mutant.abs_path),
+                first_line=planned_mutant.target[0],
+                name=planned_mutant.target[1],
+                code_b64=base64.b64encode(zlib.decompress(planned_mutant.function_code)).decode(),
+                targets=keys,
+            )
+        )
+    return specs, unsearchable
+
+
+def _environment(project: Project, private_tmp: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [*(str(root) for root in project.source_roots), env.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["TMPDIR"] = str(private_tmp)
+    env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(private_tmp / "hypothesis")
+    return env
+
+
+def run_probes(
+    project: Project,
+    config: AuditConfig,
+    baseline: BaselineSection,
+    mutation: MutationSection | None,
+    isolation: Isolation,
+    progress: Progress,
+) -> ProbesSection:
+    started = time.perf_counter()
+    functions: list[FunctionProbe] = []
+    probed: dict[str, TargetSpec] = {}
+    for target in _targets(project):
+        if target.outside and not _allowed(target, config.probe_allow):
+            functions.append(
+                FunctionProbe(
+                    file=target.file,
+                    function=target.qualname,
+                    line=target.line,
+                    status="skipped",
+                    reason=f"{target.outside}; allow it with probe_allow",
+                )
+            )
+        else:
+            probed[target.key] = _target_spec(project, target, baseline)
+    survivors, witnesses = (
+        _survivors(project, config, baseline, mutation, probed) if mutation else ([], [])
+    )
+    results = _run_child(project, config, isolation, list(probed.values()), survivors, progress)
+    findings: list[ProbeFinding] = []
+    for result in results:
+        if isinstance(result, FunctionResult):
+            functions.append(result.probe)
+            findings += result.findings
+        else:
+            witnesses.append(result.witness)
+    findings.sort(key=lambda f: (f.file, f.line, f.function, f.kind, f.message))
+    functions.sort(key=lambda f: (f.file, f.line, f.function))
+    witnesses.sort(key=lambda w: w.mutant_id)
+    counts = Counter(f.kind for f in findings)
+    counts.update(f"witness {w.status}" for w in witnesses)
+    return ProbesSection(
+        functions=functions,
+        findings=findings,
+        witnesses=witnesses,
+        counts=dict(sorted(counts.items())),
+        max_examples=config.probe_examples,
+        duration=round(time.perf_counter() - started, 3),
+    )
+
+
+def _run_child(
+    project: Project,
+    config: AuditConfig,
+    isolation: Isolation,
+    targets: list[TargetSpec],
+    survivors: list[SurvivorSpec],
+    progress: Progress,
+) -> list[FunctionResult | WitnessResult]:
+    total = len(targets) + len(survivors)
+    if not total:
+        return []
+    with tempfile.TemporaryDirectory(prefix="audit-probes-") as scratch:
+        home = Path(scratch)
+        private_tmp = home / "tmp"
+        private_tmp.mkdir()
+        results_file = home / "results.jsonl"
+        results_file.touch()
+        spec = ProbeSpec(
+            root=str(project.root),
+            source_files=[os.path.realpath(path) for path in project.source_files],
+            allowed_roots=[str(home), *config.allow_write],
+            guard=isolation.level != "none",
+            memory_limit_mb=config.memory_limit_mb,
+            log_file=str(home / "output.log"),
+            results_file=str(results_file),
+            max_examples=config.probe_examples,
+            witness_examples=config.probe_examples * 2,
+            time_budget=config.probe_time_budget,
+            call_timeout=min(2.0, config.probe_time_budget / 4),
+            expected_exceptions=sorted(expected_exceptions(list(project.test_files))),
+            targets=targets,
+            survivors=survivors,
+        )
+        spec_path = home / "spec.json"
+        spec.write(spec_path)
+        process = subprocess.Popen(
+            isolation.wrap(
+                [sys.executable, "-m", "auditor.probes.child", str(spec_path)],
+                writable=[str(home), *config.allow_write],
+            ),
+            cwd=project.root,
+            env=_environment(project, private_tmp),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + total * (config.probe_time_budget + 1) + 60
+        done = 0
+        try:
+            while process.poll() is None:
+                if time.monotonic() > deadline:
+                    process.kill()
+                    break
+                time.sleep(0.1)
+                lines = _count_lines(results_file)
+                if lines != done:
+                    done = lines
+                    progress(done, total, "")
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+        return _read_results(results_file, process.returncode, home / "output.log")
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as results:
+        return sum(1 for _ in results)
+
+
+def _read_results(path: Path, returncode: int, log: Path) -> list[FunctionResult | WitnessResult]:
+    parsed: list[FunctionResult | WitnessResult] = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            if line.startswith('{"probe"'):
+                parsed.append(FunctionResult.model_validate_json(line))
+            else:
+                parsed.append(WitnessResult.model_validate_json(line))
+        except ValidationError:
+            continue  # a line cut short by a killed process
+    if returncode != 0 and not parsed:
+        tail = ""
+        if log.exists():
+            lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+            tail = lines[-1] if lines else ""
+        raise AuditError("probe", f"the probe process failed (exit {returncode}): {tail}")
+    return parsed

@@ -1,0 +1,247 @@
+"""What can be probed: the public functions and methods of the code under test, read
+statically (ast), with the facts the probes need about each (raises, documented raises,
+literals in the docstring, and whether it looks like it touches the outside world)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_OUTSIDE_MODULES = {
+    "os": "processes or files",
+    "shutil": "files",
+    "pathlib": "files",
+    "tempfile": "files",
+    "socket": "network",
+    "ssl": "network",
+    "http": "network",
+    "urllib": "network",
+    "requests": "network",
+    "httpx": "network",
+    "aiohttp": "network",
+    "smtplib": "network",
+    "ftplib": "network",
+    "subprocess": "processes",
+    "multiprocessing": "processes",
+    "signal": "processes",
+    "random": "randomness",
+    "uuid": "randomness",
+    "secrets": "randomness",
+}
+_OUTSIDE_CALLS = {
+    "open": "files",
+    "Path": "files",
+    "input": "the terminal",
+    "exit": "processes",
+    "sleep": "clocks",
+    "now": "clocks",
+    "time": "clocks",
+    "monotonic": "clocks",
+    "perf_counter": "clocks",
+    "today": "clocks",
+    "utcnow": "clocks",
+    "unlink": "files",
+    "rmdir": "files",
+    "rmtree": "files",
+    "write_text": "files",
+    "write_bytes": "files",
+    "mkdir": "files",
+    "connect": "network",
+    "urlopen": "network",
+    "system": "processes",
+    "kill": "processes",
+}
+_OUTSIDE_NAMES = re.compile(
+    r"(^|_)(delete|unlink|rmtree|purge|wipe|download|upload|fetch|connect|socket|serve|"
+    r"sleep|spawn|shell|exec)(_|$)"
+)
+_RAISES_SECTION = re.compile(r"^\s*(Raises|:raises)\b", re.MULTILINE)
+_EXCEPTION_NAME = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Warning)|[A-Z]\w+)\b")
+
+
+@dataclass(frozen=True)
+class Raise:
+    line: int
+    exception: str
+    """The raised class's name as written (`ValueError`, `errors.Bad`); '' for a bare
+    `raise` (a re-raise, which is on purpose)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    file: str
+    """Relative to the project root."""
+    module: str
+    qualname: str
+    line: int
+    end_line: int
+    class_name: str = ""
+    kind: str = "function"
+    """`function`, `method` or `staticmethod`."""
+    raises: tuple[Raise, ...] = ()
+    documented_raises: tuple[str, ...] = ()
+    doc_literals: tuple[str, ...] = ()
+    """Literals in the docstring (doctest inputs, quoted examples): example values."""
+    outside: str = ""
+    """Why it looks like it touches the outside world ('' when it does not)."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.file}::{self.qualname}"
+
+
+@dataclass
+class _Scope:
+    names: list[str] = field(default_factory=list)
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else node.attr
+    if isinstance(node, ast.Call):
+        return _dotted(node.func)
+    return ""
+
+
+def _outside_reason(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, imported: dict[str, str]
+) -> str:
+    if _OUTSIDE_NAMES.search(function.name.lower()):
+        return f"its name ({function.name}) suggests it acts on the outside world"
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            called = _dotted(node.func)
+            last = called.rsplit(".", 1)[-1]
+            head = called.split(".", 1)[0]
+            module = imported.get(head, "")
+            if called.startswith("os.path."):
+                continue
+            if module.split(".")[0] in _OUTSIDE_MODULES:
+                what = _OUTSIDE_MODULES[module.split(".")[0]]
+                return f"it calls {called} ({what})"
+            if last in _OUTSIDE_CALLS:
+                return f"it calls {called} ({_OUTSIDE_CALLS[last]})"
+    return ""
+
+
+def _imports(tree: ast.Module) -> dict[str, str]:
+    """Local name -> the module it comes from, for every module-level import."""
+    names: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                names[(alias.asname or alias.name).split(".")[0]] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                names[alias.asname or alias.name] = node.module
+    return names
+
+
+def _raises(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Raise, ...]:
+    found = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Raise):
+            exception = _dotted(node.exc) if node.exc is not None else ""
+            found.append(Raise(node.lineno, exception))
+    return tuple(sorted(found, key=lambda r: r.line))
+
+
+def _documented_raises(docstring: str) -> tuple[str, ...]:
+    match = _RAISES_SECTION.search(docstring)
+    if not match:
+        return ()
+    return tuple(sorted(set(_EXCEPTION_NAME.findall(docstring[match.end() :]))))
+
+
+def _doc_literals(docstring: str) -> tuple[str, ...]:
+    """Python literals quoted in the docstring: `'1,234.5'`, `>>> f(3)` arguments."""
+    literals = set()
+    for chunk in re.findall(r"'[^'\n]*'|\"[^\"\n]*\"|-?\d+(?:\.\d+)?", docstring):
+        try:
+            ast.literal_eval(chunk)
+        except (ValueError, SyntaxError):
+            continue
+        literals.add(chunk)
+    return tuple(sorted(literals))
+
+
+def _decorators(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    return {_dotted(decorator).rsplit(".", 1)[-1] for decorator in function.decorator_list}
+
+
+def find_targets(path: Path, relative: str, module: str) -> list[Target]:
+    """Public functions and methods of one file; files that do not parse give none."""
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError, OSError):
+        return []
+    imported = _imports(tree)
+    found: list[Target] = []
+
+    def add(node: ast.FunctionDef, class_name: str = "") -> None:
+        decorators = _decorators(node)
+        if node.name.startswith("_") or decorators & {"property", "setter", "classmethod"}:
+            return
+        if decorators - {"staticmethod", "wraps", "cache", "lru_cache", "cached"}:
+            return  # another decorator may change how it is called
+        docstring = ast.get_docstring(node) or ""
+        kind = "function"
+        if class_name:
+            kind = "staticmethod" if "staticmethod" in decorators else "method"
+        found.append(
+            Target(
+                file=relative,
+                module=module,
+                qualname=f"{class_name}.{node.name}" if class_name else node.name,
+                line=node.lineno,
+                end_line=node.end_lineno or node.lineno,
+                class_name=class_name,
+                kind=kind,
+                raises=_raises(node),
+                documented_raises=_documented_raises(docstring),
+                doc_literals=_doc_literals(docstring),
+                outside=_outside_reason(node, imported),
+            )
+        )
+
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            add(node)
+        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            for member in node.body:
+                if isinstance(member, ast.FunctionDef):
+                    add(member, node.name)
+    return found
+
+
+def expected_exceptions(test_files: list[Path]) -> set[str]:
+    """Exception names the tests expect: `pytest.raises(X)`, `assertRaises(X)`,
+    `except X` (last dotted part); broad ones (Exception) do not count."""
+    names: set[str] = set()
+    for path in test_files:
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError, OSError):
+            continue
+        for node in ast.walk(tree):
+            candidates: list[ast.AST] = []
+            if isinstance(node, ast.Call) and _dotted(node.func).rsplit(".", 1)[-1] in (
+                "raises",
+                "assertRaises",
+                "assertRaisesRegex",
+            ):
+                candidates = node.args[:1]
+            elif isinstance(node, ast.ExceptHandler) and node.type is not None:
+                candidates = [node.type]
+            for candidate in candidates:
+                parts = candidate.elts if isinstance(candidate, ast.Tuple) else [candidate]
+                for part in parts:
+                    name = _dotted(part).rsplit(".", 1)[-1]
+                    if name and name not in ("Exception", "BaseException"):
+                        names.add(name)
+    return names
