@@ -84,7 +84,7 @@ class AuditConfig(_Strict):
     probes: bool = True
     """Run the property-based probes (needs the baseline; witnesses need mutation)."""
     probe_examples: int = Field(default=100, ge=1)
-    """Inputs per probe search; a witness search gets twice as many."""
+    """Inputs per probe search; a witness search replays three times as many per function."""
     probe_time_budget: float = Field(default=10.0, gt=0)
     """Seconds for all probes of one function, or one survivor's witness search."""
     probe_allow: list[str] = Field(default_factory=list)

@@ -78,7 +78,14 @@ class Outcome:
             and isinstance(self.error, CRASH_TYPES)
         )
 
-    def describe(self) -> str:
+    def describe(self, state: set[str] | frozenset[str] = frozenset()) -> str:
+        """What happened; `state`: arguments whose state after the call to show too."""
+        shown = "".join(
+            f"; {name} is then {_short_repr(self.after.get(name), 200)}" for name in sorted(state)
+        )
+        return self._result() + shown
+
+    def _result(self) -> str:
         if self.kind == "hung":
             return "did not return (timed out)"
         if self.kind == "raised":
@@ -110,7 +117,7 @@ def same(first: Outcome, second: Outcome) -> bool:
     if first.kind != second.kind:
         return False
     if first.kind == "raised":
-        return type(first.error) is type(second.error)
+        return type(first.error) is type(second.error) and str(first.error) == str(second.error)
     if first.kind == "hung":
         return True
     return equal(first.value, second.value) and all(
@@ -436,21 +443,9 @@ def _items(sample: Any) -> list[Any]:
 
 
 def _validate(strategy: st.SearchStrategy[Any]) -> None:
-    """Resolve a strategy now (a missing hint fails here, not in the middle of a probe)."""
+    """Resolve a strategy now (`from_type` is lazy: a type it cannot build fails here,
+    not in the middle of a probe)."""
     strategy.validate()
-    # `from_type` resolves lazily; drawing one example forces it.
-    from hypothesis import HealthCheck, find, settings
-
-    find(
-        strategy,
-        lambda _: True,
-        settings=settings(
-            database=None,
-            max_examples=1,
-            derandomize=True,
-            suppress_health_check=list(HealthCheck),
-        ),
-    )
 
 
 def _concrete_types(hint: Any) -> list[type]:

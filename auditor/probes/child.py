@@ -104,8 +104,9 @@ def main(spec_path: str) -> int:
 
     from auditor import guard
     from auditor.probes.calls import NotProbeable, Subject
-    from auditor.probes.protocol import FunctionResult, WitnessResult
-    from auditor.probes.search import find_witness, probe_function
+    from auditor.probes.protocol import FunctionResult, SurvivorSpec, WitnessResult
+    from auditor.probes.search import probe_function
+    from auditor.probes.witness import WitnessBatch
     from auditor.report import Witness
 
     if spec.guard:
@@ -125,6 +126,8 @@ def main(spec_path: str) -> int:
             status, reason = "failed", f"{type(error).__name__}: {error}".splitlines()[0]
         else:
             subjects[target.key] = subject
+            if target.key not in spec.probe:
+                continue
             text, reason = _run_forked(lambda s=subject: probe_function(s, spec), spec.time_budget)
             if text is not None:
                 results.write(text + "\n")
@@ -133,16 +136,26 @@ def main(spec_path: str) -> int:
             params = subject.params
             emit(FunctionResult(probe=_probe(target, status, reason, params)))
             continue
-        emit(FunctionResult(probe=_probe(target, status, reason, [])))
+        if target.key in spec.probe:
+            emit(FunctionResult(probe=_probe(target, status, reason, [])))
 
+    from auditor.engine.swap import live_functions
+    from auditor.probes.witness import witnesses_for_file
+
+    alive = live_functions(source_files) if spec.survivors else {}
+    by_file: dict[str, list[SurvivorSpec]] = {}
     for survivor in spec.survivors:
-        reachable = [subjects[key] for key in survivor.targets if key in subjects]
+        by_file.setdefault(survivor.path, []).append(survivor)
+    for _path, survivors in sorted(by_file.items()):
         text, reason = _run_forked(
-            lambda s=survivor, r=reachable: find_witness(s, r, spec), spec.time_budget
+            lambda s=survivors: witnesses_for_file(s, subjects, spec, alive, _run_forked),
+            spec.time_budget * (len(survivors) + 2),
         )
         if text is not None:
-            results.write(text + "\n")
-        else:
+            for witness in WitnessBatch.model_validate_json(text).witnesses:
+                emit(WitnessResult(witness=witness))
+            continue
+        for survivor in survivors:
             witness = Witness(mutant_id=survivor.mutant_id, status="not probeable", reason=reason)
             emit(WitnessResult(witness=witness))
     results.close()

@@ -36,7 +36,11 @@ class SurvivorSpec(BaseModel):
     first_line: int
     name: str
     """`co_firstlineno` and `co_name` of the mutated function."""
-    code_b64: str
+    code_b64: str = ""
+    """The mutated function's code (marshal); '' for an import-time mutant."""
+    module_name: str = ""
+    module_source: str = ""
+    """For an import-time mutant: the whole mutated module, re-executed in place."""
     targets: list[str]
     """Keys of the targets to search through, best first."""
 
@@ -58,6 +62,9 @@ class ProbeSpec(BaseModel):
     call_timeout: float
     expected_exceptions: list[str]
     targets: list[TargetSpec]
+    """Every probeable function (witness searches may call any of them)."""
+    probe: list[str]
+    """Keys of the targets whose probes this process runs."""
     survivors: list[SurvivorSpec]
 
     def write(self, path: Path) -> None:

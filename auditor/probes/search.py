@@ -6,20 +6,17 @@ the shrinker turns the first input found into a minimal one."""
 
 from __future__ import annotations
 
-import marshal
-import signal
 from collections.abc import Callable
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from auditor.engine.swap import live_functions
-from auditor.probes.calls import CallTimeout, Example, Outcome, Subject, _on_alarm, same
+from auditor.probes.calls import Example, Outcome, Subject
 from auditor.probes.edges import classes_of
-from auditor.probes.protocol import FunctionResult, ProbeSpec, SurvivorSpec, WitnessResult
-from auditor.probes.suggest import NoLiteral, name_for, render, run_test
-from auditor.report import FunctionProbe, ProbeFinding, Witness
+from auditor.probes.protocol import FunctionResult, ProbeSpec
+from auditor.probes.suggest import NoLiteral, name_for, render
+from auditor.report import FunctionProbe, ProbeFinding
 
 MAX_CRASHES = 3
 """Distinct crashes (exception type and line) reported per function."""
@@ -256,116 +253,3 @@ def _untried_edges(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list
                 )
             )
     return findings
-
-
-# witnesses ----------------------------------------------------------------------
-
-
-def find_witness(survivor: SurvivorSpec, subjects: list[Subject], spec: ProbeSpec) -> WitnessResult:
-    functions = live_functions({survivor.path}).get(
-        (survivor.path, survivor.first_line, survivor.name)
-    )
-    if not functions:
-        return _witness(survivor, "not probeable", reason="the mutated function is not alive")
-    mutant_code = marshal.loads(survivor.code())
-    if any(f.__code__.co_freevars != mutant_code.co_freevars for f in functions):
-        return _witness(survivor, "not probeable", reason="the mutant changes closure variables")
-    originals = [f.__code__ for f in functions]
-
-    def as_mutant(run: Callable[[], Any]) -> Any:
-        for function in functions:
-            function.__code__ = mutant_code
-        try:
-            return run()
-        finally:
-            for function, code in zip(functions, originals, strict=True):
-                function.__code__ = code
-
-    counter = _Counter()
-    budget = max(1, spec.witness_examples // max(1, len(subjects)))
-    for subject in subjects:
-
-        def differs(example: Example, subject: Subject = subject) -> bool:
-            original = subject.invoke(example, spec.call_timeout)
-            mutant = as_mutant(lambda: subject.invoke(example, spec.call_timeout))
-            return not same(original, mutant)
-
-        example = _search(subject, differs, budget, counter)
-        if example is None:
-            continue
-        original = subject.invoke(example, spec.call_timeout)
-        mutant = as_mutant(lambda: subject.invoke(example, spec.call_timeout))
-        if same(original, mutant):
-            continue  # not reproducible (state outside the arguments)
-        test, reason = _witness_test(subject, example, original, mutant, survivor, spec, as_mutant)
-        return _witness(
-            survivor,
-            "found",
-            function=subject.spec.qualname,
-            input=subject.call_text(example),
-            original=original.describe(),
-            mutant=mutant.describe(),
-            examples=counter.examples,
-            test=test,
-            reason=reason,
-        )
-    if not subjects:
-        return _witness(survivor, "not probeable", reason="no probeable function reaches it")
-    return _witness(
-        survivor,
-        "likely_equivalent",
-        examples=counter.examples,
-        reason=f"no input among {counter.examples} made the mutant behave differently",
-    )
-
-
-def _witness_test(
-    subject: Subject,
-    example: Example,
-    original: Outcome,
-    mutant: Outcome,
-    survivor: SurvivorSpec,
-    spec: ProbeSpec,
-    as_mutant: Callable[[Callable[[], Any]], Any],
-) -> tuple[str, str]:
-    """The suggested test, checked: it passes on the original, fails on the mutant."""
-    state = {
-        name
-        for name in original.after
-        if original.kind == mutant.kind == "returned" and not _equal_after(original, mutant, name)
-    }
-    name = name_for(subject, survivor.mutant_id)
-    doc = f"Kills {survivor.mutant_id} ({survivor.description})."
-    doc = doc.replace('"""', "'''").replace("\\", "\\\\")
-    try:
-        code = render(subject, example, original, name, doc, state)
-    except (NoLiteral, RecursionError) as why:
-        return "", f"no ready test: {why}"
-    if _timed(lambda: run_test(code, name), spec.call_timeout * 2) is not None:
-        return "", "no ready test: the rendered test does not pass on the original"
-    failure = as_mutant(lambda: _timed(lambda: run_test(code, name), spec.call_timeout * 2))
-    if failure is None:
-        return "", "no ready test: the rendered test does not fail on the mutant"
-    return code, ""
-
-
-def _equal_after(first: Outcome, second: Outcome, name: str) -> bool:
-    from auditor.probes.calls import equal
-
-    return equal(first.after.get(name), second.after.get(name))
-
-
-def _timed(run: Callable[[], BaseException | None], seconds: float) -> BaseException | None:
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        return run()
-    except CallTimeout as timeout:
-        return timeout
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def _witness(survivor: SurvivorSpec, status: str, **fields: Any) -> WitnessResult:
-    return WitnessResult(witness=Witness(mutant_id=survivor.mutant_id, status=status, **fields))  # type: ignore[arg-type]

@@ -42,9 +42,9 @@ from auditor.report import (
 from mutators.registry import operators
 
 Progress = Callable[[int, int | None, str], None]
-WITNESS_CANDIDATES = 3
+WITNESS_CANDIDATES = 6
 """Public functions of the same file tried for a survivor in a function that cannot be
-called directly (a private helper, a property)."""
+called directly (a private helper, a property, import-time code), observed ones first."""
 
 
 def _targets(project: Project) -> list[Target]:
@@ -111,33 +111,29 @@ def _survivors(
     observed_keys = {f"{entry.file}::{entry.qualname}" for entry in baseline.observed}
     for mutant in survived:
         planned_mutant = planned.get(mutant.id)
-        if planned_mutant is None or not planned_mutant.function_code:
-            unsearchable.append(
-                Witness(
-                    mutant_id=mutant.id,
-                    status="not probeable",
-                    reason="a module-level mutant (import-time code): no function to call",
-                )
-            )
-            continue
+        in_file = [key for key in probed if key.startswith(f"{mutant.file}::")]
+        in_file.sort(key=lambda key: (key not in observed_keys, key))
         own = f"{mutant.file}::{mutant.function}"
-        if own in probed:
-            keys = [own]
-        else:
-            same_file = [key for key in probed if key.startswith(f"{mutant.file}::")]
-            same_file.sort(key=lambda key: (key not in observed_keys, key))
-            keys = same_file[:WITNESS_CANDIDATES]
-        specs.append(
-            SurvivorSpec(
-                mutant_id=mutant.id,
-                description=mutant.description,
-                path=os.path.realpath(planned_mutant.abs_path),
-                first_line=planned_mutant.target[0],
-                name=planned_mutant.target[1],
-                code_b64=base64.b64encode(zlib.decompress(planned_mutant.function_code)).decode(),
-                targets=keys,
-            )
+        keys = [own] if own in probed else in_file[:WITNESS_CANDIDATES]
+        if planned_mutant is None or not keys:
+            why = "no probeable function in its file" if planned_mutant else "not planned again"
+            unsearchable.append(Witness(mutant_id=mutant.id, status="not probeable", reason=why))
+            continue
+        spec = SurvivorSpec(
+            mutant_id=mutant.id,
+            description=mutant.description,
+            path=os.path.realpath(planned_mutant.abs_path),
+            first_line=planned_mutant.target[0],
+            name=planned_mutant.target[1],
+            targets=keys,
         )
+        if planned_mutant.function_code:
+            code = zlib.decompress(planned_mutant.function_code)
+            spec.code_b64 = base64.b64encode(code).decode()
+        else:
+            spec.module_name = _module_name(Path(planned_mutant.abs_path), project.source_roots)
+            spec.module_source = planned_mutant.site.apply(planned_mutant.source)
+        specs.append(spec)
     return specs, unsearchable
 
 
@@ -201,6 +197,27 @@ def run_probes(
     )
 
 
+def _partition(
+    targets: list[TargetSpec], survivors: list[SurvivorSpec], jobs: int
+) -> list[tuple[list[str], list[SurvivorSpec]]]:
+    """Per process: the functions it probes, and the survivors it searches (whole files
+    together: a file's inputs are generated once)."""
+    by_file: dict[str, list[SurvivorSpec]] = {}
+    for survivor in survivors:
+        by_file.setdefault(survivor.path, []).append(survivor)
+    shares: list[tuple[list[str], list[SurvivorSpec]]] = [([], []) for _ in range(jobs)]
+    load = [0] * jobs
+    for group in sorted(by_file.values(), key=len, reverse=True):
+        lightest = load.index(min(load))
+        shares[lightest][1].extend(group)
+        load[lightest] += len(group)
+    for target in targets:
+        lightest = load.index(min(load))
+        shares[lightest][0].append(target.key)
+        load[lightest] += 3  # a function's probes cost about three witness searches
+    return [share for share in shares if share[0] or share[1]]
+
+
 def _run_child(
     project: Project,
     config: AuditConfig,
@@ -209,62 +226,72 @@ def _run_child(
     survivors: list[SurvivorSpec],
     progress: Progress,
 ) -> list[FunctionResult | WitnessResult]:
+    """Start one probe process per share of the work, all under the sandbox."""
     total = len(targets) + len(survivors)
     if not total:
         return []
+    jobs = config.jobs or os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="audit-probes-") as scratch:
-        home = Path(scratch)
-        private_tmp = home / "tmp"
-        private_tmp.mkdir()
-        results_file = home / "results.jsonl"
-        results_file.touch()
-        spec = ProbeSpec(
-            root=str(project.root),
-            source_files=[os.path.realpath(path) for path in project.source_files],
-            allowed_roots=[str(home), *config.allow_write],
-            guard=isolation.level != "none",
-            memory_limit_mb=config.memory_limit_mb,
-            log_file=str(home / "output.log"),
-            results_file=str(results_file),
-            max_examples=config.probe_examples,
-            witness_examples=config.probe_examples * 2,
-            time_budget=config.probe_time_budget,
-            call_timeout=min(2.0, config.probe_time_budget / 4),
-            expected_exceptions=sorted(expected_exceptions(list(project.test_files))),
-            targets=targets,
-            survivors=survivors,
-        )
-        spec_path = home / "spec.json"
-        spec.write(spec_path)
-        process = subprocess.Popen(
-            isolation.wrap(
-                [sys.executable, "-m", "auditor.probes.child", str(spec_path)],
-                writable=[str(home), *config.allow_write],
-            ),
-            cwd=project.root,
-            env=_environment(project, private_tmp),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        running = []
+        for number, (keys, share) in enumerate(_partition(targets, survivors, jobs)):
+            home = Path(scratch) / f"probe-{number}"
+            private_tmp = home / "tmp"
+            private_tmp.mkdir(parents=True)
+            results_file = home / "results.jsonl"
+            results_file.touch()
+            spec = ProbeSpec(
+                root=str(project.root),
+                source_files=[os.path.realpath(path) for path in project.source_files],
+                allowed_roots=[str(home), *config.allow_write],
+                guard=isolation.level != "none",
+                memory_limit_mb=config.memory_limit_mb,
+                log_file=str(home / "output.log"),
+                results_file=str(results_file),
+                max_examples=config.probe_examples,
+                witness_examples=config.probe_examples * 3,
+                time_budget=config.probe_time_budget,
+                call_timeout=min(2.0, config.probe_time_budget / 4),
+                expected_exceptions=sorted(expected_exceptions(list(project.test_files))),
+                targets=targets,
+                probe=keys,
+                survivors=share,
+            )
+            spec.write(home / "spec.json")
+            process = subprocess.Popen(
+                isolation.wrap(
+                    [sys.executable, "-m", "auditor.probes.child", str(home / "spec.json")],
+                    writable=[str(home), *config.allow_write],
+                ),
+                cwd=project.root,
+                env=_environment(project, private_tmp),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            running.append((process, home))
         deadline = time.monotonic() + total * (config.probe_time_budget + 1) + 60
         done = 0
         try:
-            while process.poll() is None:
+            while any(process.poll() is None for process, _ in running):
                 if time.monotonic() > deadline:
-                    process.kill()
                     break
                 time.sleep(0.1)
-                lines = _count_lines(results_file)
+                lines = sum(_count_lines(home / "results.jsonl") for _, home in running)
                 if lines != done:
                     done = lines
                     progress(done, total, "")
         finally:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
-        return _read_results(results_file, process.returncode, home / "output.log")
+            for process, _ in running:
+                if process.poll() is None:
+                    process.kill()
+                process.wait()
+        results: list[FunctionResult | WitnessResult] = []
+        for process, home in running:
+            results += _read_results(
+                home / "results.jsonl", process.returncode, home / "output.log"
+            )
+        return results
 
 
 def _count_lines(path: Path) -> int:

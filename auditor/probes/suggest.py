@@ -114,7 +114,9 @@ def render(
         exception = error_type.__name__
         if error_type.__module__ != "builtins":
             literal.types.add(error_type)
-        body += ["with pytest.raises(" + exception + "):", f"    {call}"]
+        message = str(expected.error)
+        match = f", match={re.escape(message)!r}" if message and "\n" not in message else ""
+        body += [f"with pytest.raises({exception}{match}):", f"    {call}"]
     elif expected.kind == "returned":
         if check_state and expected.value is None:
             body.append(call)

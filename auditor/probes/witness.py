@@ -1,0 +1,229 @@
+"""Witnesses for surviving mutants, one file at a time, inside a forked child.
+
+The inputs are generated once per function and the original's outcome on each is
+computed once; each survivor then runs in a throwaway grandchild that applies the mutant
+(a code swap, or the mutated module re-executed for import-time code), replays the same
+inputs, and keeps the simplest one on which a test could tell the two apart. The
+suggested test is checked both ways: it fails in the grandchild (mutant) and passes back
+here (original)."""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import FunctionType
+
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis.errors import NoSuchExample, Unsatisfiable
+from pydantic import BaseModel
+
+from auditor.engine.swap import module_for, reexecute_module, swap_function
+from auditor.probes.calls import CallTimeout, Example, Outcome, Subject, _on_alarm, equal, same
+from auditor.probes.protocol import ProbeSpec, SurvivorSpec
+from auditor.probes.suggest import NoLiteral, name_for, render, run_test
+from auditor.report import Witness
+
+Alive = dict[tuple[str, int, str], list[FunctionType]]
+
+
+@dataclass
+class Trial:
+    subject: Subject
+    example: Example
+    outcome: Outcome
+
+
+class Draft(BaseModel):
+    """What the mutant's grandchild sends back."""
+
+    index: int = -1
+    """The trial that tells them apart; -1 when none does."""
+    original: str = ""
+    mutant: str = ""
+    test: str = ""
+    reason: str = ""
+    examples: int = 0
+
+
+class WitnessBatch(BaseModel):
+    witnesses: list[Witness]
+
+
+def examples_for(subject: Subject, count: int) -> list[Example]:
+    """Up to `count` distinct inputs, in Hypothesis's order (simplest first)."""
+    found: list[Example] = []
+
+    def keep(example: Example) -> bool:
+        found.append(example)
+        return False
+
+    with contextlib.suppress(NoSuchExample, Unsatisfiable):
+        find(
+            subject.strategy,
+            keep,
+            settings=settings(
+                database=None,
+                derandomize=True,
+                max_examples=count,
+                deadline=None,
+                suppress_health_check=list(HealthCheck),
+                phases=(Phase.explicit, Phase.generate),
+            ),
+        )
+    return found
+
+
+def trials_for(subjects: list[Subject], spec: ProbeSpec) -> list[Trial]:
+    trials = []
+    for subject in subjects:
+        for example in examples_for(subject, spec.witness_examples):
+            trials.append(Trial(subject, example, subject.invoke(example, spec.call_timeout)))
+    return trials
+
+
+def _apply(survivor: SurvivorSpec, alive: Alive) -> None:
+    """Turn this (throwaway) process's code into the mutant's."""
+    if survivor.module_source:
+        module = module_for(survivor.path, survivor.module_name)
+        code = compile(survivor.module_source, survivor.path, "exec")
+        reexecute_module(module, code)
+        return
+    functions = alive.get((survivor.path, survivor.first_line, survivor.name), [])
+    swap_function(functions, marshal.loads(survivor.code()))
+
+
+def _on_mutant(survivor: SurvivorSpec, trials: list[Trial], spec: ProbeSpec, alive: Alive) -> Draft:
+    """Runs in the grandchild: replay the trials on the mutant."""
+    _apply(survivor, alive)
+    outcomes = [trial.subject.invoke(trial.example, spec.call_timeout) for trial in trials]
+    differing = [i for i, trial in enumerate(trials) if not same(trial.outcome, outcomes[i])]
+    if not differing:
+        return Draft(examples=len(trials))
+    # The simplest input whose test also fails here; a few tries at most.
+    ordered = sorted(
+        differing, key=lambda i: (len(trials[i].subject.call_text(trials[i].example)), i)
+    )
+    reason = ""
+    for index in ordered[:5]:
+        trial, mutant = trials[index], outcomes[index]
+        state = _state_differences(trial.outcome, mutant)
+        test, reason = _render(trial, state, survivor)
+        if test and _passes(test, _name(trial, survivor), spec):
+            test, reason = "", "no ready test: the rendered test does not fail on the mutant"
+        if test:
+            break
+    else:
+        index = ordered[0]
+        trial, mutant, test = trials[index], outcomes[index], ""
+        state = _state_differences(trial.outcome, mutant)
+    return Draft(
+        index=index,
+        original=trial.outcome.describe(state),
+        mutant=mutant.describe(state),
+        test=test,
+        reason=reason,
+        examples=len(trials),
+    )
+
+
+def _name(trial: Trial, survivor: SurvivorSpec) -> str:
+    return name_for(trial.subject, survivor.mutant_id)
+
+
+def _state_differences(original: Outcome, mutant: Outcome) -> set[str]:
+    """Mutable arguments (or `self`) left in another state by the mutant."""
+    if not original.kind == mutant.kind == "returned":
+        return set()
+    return {
+        name
+        for name in original.after
+        if not equal(original.after.get(name), mutant.after.get(name))
+    }
+
+
+def _render(trial: Trial, state: set[str], survivor: SurvivorSpec) -> tuple[str, str]:
+    original = trial.outcome
+    doc = f"Kills {survivor.mutant_id} ({survivor.description})."
+    doc = doc.replace('"""', "'''").replace("\\", "\\\\")
+    try:
+        return render(
+            trial.subject, trial.example, original, _name(trial, survivor), doc, state
+        ), ""
+    except (NoLiteral, RecursionError) as why:
+        return "", f"no ready test: {why}"
+
+
+def _passes(test: str, name: str, spec: ProbeSpec) -> bool:
+    return _timed(lambda: run_test(test, name), spec.call_timeout * 2) is None
+
+
+def _timed(run: Callable[[], BaseException | None], seconds: float) -> BaseException | None:
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return run()
+    except CallTimeout as timeout:
+        return timeout
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def witnesses_for_file(
+    survivors: list[SurvivorSpec],
+    subjects: dict[str, Subject],
+    spec: ProbeSpec,
+    alive: Alive,
+    run_forked: Callable[[Callable[[], BaseModel], float], tuple[str | None, str]],
+) -> WitnessBatch:
+    """Runs in the file's child: original outcomes here, each mutant in a grandchild."""
+    keys = sorted({key for survivor in survivors for key in survivor.targets if key in subjects})
+    trials_by_key = {key: trials_for([subjects[key]], spec) for key in keys}
+    found = []
+    for survivor in survivors:
+        trials = [t for key in survivor.targets if key in trials_by_key for t in trials_by_key[key]]
+        if not trials:
+            found.append(
+                Witness(
+                    mutant_id=survivor.mutant_id,
+                    status="not probeable",
+                    reason="no probeable function reaches it",
+                )
+            )
+            continue
+        text, why = run_forked(
+            lambda s=survivor, t=trials: _on_mutant(s, t, spec, alive), spec.time_budget
+        )
+        if text is None:
+            found.append(Witness(mutant_id=survivor.mutant_id, status="not probeable", reason=why))
+            continue
+        found.append(_finish(survivor, trials, Draft.model_validate_json(text), spec))
+    return WitnessBatch(witnesses=found)
+
+
+def _finish(survivor: SurvivorSpec, trials: list[Trial], draft: Draft, spec: ProbeSpec) -> Witness:
+    if draft.index < 0:
+        return Witness(
+            mutant_id=survivor.mutant_id,
+            status="likely_equivalent",
+            examples=draft.examples,
+            reason=f"no input among {draft.examples} made the mutant behave differently",
+        )
+    trial = trials[draft.index]
+    test, reason = draft.test, draft.reason
+    if test and not _passes(test, _name(trial, survivor), spec):
+        test, reason = "", "no ready test: the rendered test does not pass on the original"
+    return Witness(
+        mutant_id=survivor.mutant_id,
+        status="found",
+        function=trial.subject.spec.qualname,
+        input=trial.subject.call_text(trial.example),
+        original=draft.original,
+        mutant=draft.mutant,
+        examples=draft.examples,
+        test=test,
+        reason=reason,
+    )
