@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 import typing
-from dataclasses import dataclass, field, is_dataclass
+from dataclasses import dataclass, field
 from types import CodeType, FunctionType, TracebackType
 from typing import Any
 
@@ -40,6 +40,11 @@ CRASH_TYPES: tuple[type[BaseException], ...] = (
 purpose (a `raise` statement in the project, or the docstring's Raises)."""
 
 
+MAX_HANGS = 2
+"""Calls that may time out before a function is not called any more (each costs the
+call timeout)."""
+
+
 class CallTimeout(BaseException):
     """The call did not return in time: a BaseException so `except Exception` misses it."""
 
@@ -55,7 +60,8 @@ class NotProbeable(Exception):
 @dataclass
 class Outcome:
     kind: str
-    """`returned`, `raised` or `hung`."""
+    """`returned`, `raised`, `hung`, or `skipped` (not called: the function hung
+    `MAX_HANGS` times already)."""
     value: Any = None
     error: BaseException | None = None
     where: tuple[str, int] = ("", 0)
@@ -86,6 +92,8 @@ class Outcome:
         return self._result() + shown
 
     def _result(self) -> str:
+        if self.kind == "skipped":
+            return "not called (the function hung too often)"
         if self.kind == "hung":
             return "did not return (timed out)"
         if self.kind == "raised":
@@ -161,6 +169,7 @@ class Subject:
         self.observed = [self._evaluate_call(call) for call in spec.observed]
         self.observed = [call for call in self.observed if call is not None]
         self.params: list[ParamStrategy] = []
+        self.hangs = 0
         self.strategy = self._build_strategy()
 
     # strategies ---------------------------------------------------------------
@@ -236,7 +245,7 @@ class Subject:
         kinds: list[type] = []
         if hint is not None:
             try:
-                strategy = st.from_type(hint)
+                strategy = tolerant(st.from_type(hint))
                 _validate(strategy)
                 kinds = _concrete_types(hint)
                 source: ParamStrategy = ParamStrategy(
@@ -249,7 +258,7 @@ class Subject:
             generated = []
             for kind in kinds:
                 try:
-                    candidate = st.from_type(kind)
+                    candidate = _like(kind, [v for v in observed if type(v) is kind])
                     _validate(candidate)
                     generated.append(candidate)
                 except Exception:
@@ -296,21 +305,22 @@ class Subject:
         assert self.owner_class is not None
         instances = self._observed_values("self")
         options: list[st.SearchStrategy[Any]] = []
-        if is_dataclass(self.owner_class) or hasattr(self.owner_class, "__attrs_attrs__"):
-            try:
-                built = st.builds(self.owner_class)
-                _validate(built)
-                options.append(built)
-            except Exception:
-                pass
+        try:
+            # Dataclasses and attrs classes from their fields, others from `__init__`'s
+            # hints; an instance the class refuses to build is no example.
+            built = tolerant(st.builds(self.owner_class))
+            _validate(built)
+            options.append(built)
+        except Exception:
+            pass
         if instances:
             options.append(st.sampled_from(instances))
         if not options:
             raise NotProbeable(
-                f"cannot build a {self.owner_class.__name__}: not a dataclass and no "
-                "instance seen in the tests"
+                f"cannot build a {self.owner_class.__name__}: its __init__ has arguments "
+                "without type hints, and no instance seen in the tests has a literal repr"
             )
-        detail = "builds" if len(options) == 2 or not instances else "observed"
+        detail = "builds" if options and not instances else "observed"
         self.params.append(
             ParamStrategy(
                 name="self",
@@ -380,8 +390,11 @@ class Subject:
         return getattr(owner, self.name)
 
     def invoke(self, example: Example, timeout: float, trace_lines: bool = False) -> Outcome:
-        with contextlib.suppress(Exception):
-            example = copy.deepcopy(example)
+        if self.hangs >= MAX_HANGS:
+            return Outcome("skipped")
+        if any(_is_mutable(value) for value in example.values()):
+            with contextlib.suppress(Exception):
+                example = copy.deepcopy(example)
         positional, keyword = self._arguments(example)
         target = self.callable_for(example)
         lines: set[int] = set()
@@ -402,6 +415,7 @@ class Subject:
             value = target(*positional, **keyword)
             outcome = Outcome("returned", value=value)
         except CallTimeout:
+            self.hangs += 1
             outcome = Outcome("hung")
         except Exception as error:
             outcome = self._raised(error)
@@ -440,6 +454,35 @@ def _items(sample: Any) -> list[Any]:
         return list(sample)[:5]
     except TypeError:
         return []
+
+
+def _like(kind: type, samples: list[Any]) -> st.SearchStrategy[Any]:
+    """Values of `kind`; for lists, tuples and sets, with elements of the types seen in
+    the samples (a list of str stays a list of str)."""
+    if kind in (list, tuple, set, frozenset):
+        elements = sorted(
+            {type(item) for sample in samples for item in sample}, key=lambda k: k.__qualname__
+        )
+        if elements:
+            inner = st.one_of([tolerant(st.from_type(element)) for element in elements])
+            return st.lists(inner, max_size=8).map(kind)
+    return tolerant(st.from_type(kind))
+
+
+def tolerant(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """`strategy`, with values whose construction raises (validation in `__init__` or
+    `__post_init__`) rejected instead of failing the probe."""
+
+    @st.composite
+    def drawn(draw: st.DrawFn) -> Any:
+        try:
+            return draw(strategy)
+        except Exception:
+            from hypothesis import reject
+
+            reject()
+
+    return drawn()
 
 
 def _validate(strategy: st.SearchStrategy[Any]) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from auditor.probes.calls import Example, Outcome, Subject
+from auditor.probes.calls import MAX_HANGS, Example, Outcome, Subject
 from auditor.probes.edges import classes_of
 from auditor.probes.protocol import FunctionResult, ProbeSpec
 from auditor.probes.suggest import NoLiteral, name_for, render
@@ -51,6 +51,8 @@ def _search(
             ),
         )
     except (NoSuchExample, Unsatisfiable):
+        return None
+    except Exception:  # Flaky: the input behaved differently on a rerun (slow, memory)
         return None
 
 
@@ -109,25 +111,31 @@ def _crashes(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[Probe
     seen: set[tuple[str, str, tuple[str, int]]] = set()
     findings = []
     for _ in range(MAX_CRASHES):
+        last: list[Outcome] = []
 
-        def new_crash(example: Example) -> bool:
+        def new_crash(example: Example, last: list[Outcome] = last) -> bool:
             outcome = subject.invoke(example, spec.call_timeout)
-            return outcome.crash and outcome.signature() not in seen
+            found = outcome.crash and outcome.signature() not in seen
+            if found:
+                last[:] = [outcome]  # the shrinker only accepts smaller crashes
+            return found
 
         example = _search(subject, new_crash, spec.max_examples, counter)
-        if example is None:
+        if example is None or not last:
             break
-        outcome = subject.invoke(example, spec.call_timeout)
-        if not outcome.crash:
-            break  # found once, not again: not a stable crash
+        outcome = last[0]
         seen.add(outcome.signature())
         file, line = outcome.where
-        place = f"{_relative(spec, file)}:{line}" if file else "inside the call"
-        what = "hangs" if outcome.kind == "hung" else type(outcome.error).__name__
-        message = f"unhandled {what} at {place}"
+        if outcome.kind == "hung":
+            message = f"hangs: no return within {spec.call_timeout:g}s"
+        else:
+            place = f"{_relative(spec, file)}:{line}" if file else "inside the call"
+            message = f"unhandled {type(outcome.error).__name__} at {place}"
         doc = f"Found by audit: {subject.call_text(example)[:120]} {outcome.describe()[:80]}."
         doc = doc.replace('"""', "'''").replace("\\", "\\\\")
         suggested = _suggest(subject, example, outcome, f"crash {message}", doc)
+        if outcome.kind == "hung":
+            subject.hangs = MAX_HANGS  # one hang reported; no more calls that may hang
         findings.append(
             _finding(
                 subject,

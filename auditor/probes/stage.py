@@ -250,7 +250,7 @@ def _run_child(
                 max_examples=config.probe_examples,
                 witness_examples=config.probe_examples * 3,
                 time_budget=config.probe_time_budget,
-                call_timeout=min(2.0, config.probe_time_budget / 4),
+                call_timeout=min(0.5, config.probe_time_budget / 4),
                 expected_exceptions=sorted(expected_exceptions(list(project.test_files))),
                 targets=targets,
                 probe=keys,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import marshal
 import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FunctionType
@@ -26,6 +27,8 @@ from auditor.probes.protocol import ProbeSpec, SurvivorSpec
 from auditor.probes.suggest import NoLiteral, name_for, render, run_test
 from auditor.report import Witness
 
+ENOUGH = 20
+"""Differing inputs to choose the simplest from: the replay stops there."""
 Alive = dict[tuple[str, int, str], list[FunctionType]]
 
 
@@ -76,11 +79,15 @@ def examples_for(subject: Subject, count: int) -> list[Example]:
     return found
 
 
-def trials_for(subjects: list[Subject], spec: ProbeSpec) -> list[Trial]:
-    trials = []
-    for subject in subjects:
-        for example in examples_for(subject, spec.witness_examples):
-            trials.append(Trial(subject, example, subject.invoke(example, spec.call_timeout)))
+def trials_for(subject: Subject, spec: ProbeSpec) -> list[Trial]:
+    """The inputs and the original's outcome on each; a function that keeps hanging or
+    runs slow gets fewer (half its time budget at most)."""
+    trials: list[Trial] = []
+    deadline = time.monotonic() + spec.time_budget / 2
+    for example in examples_for(subject, spec.witness_examples):
+        if time.monotonic() > deadline:
+            break
+        trials.append(Trial(subject, example, subject.invoke(example, spec.call_timeout)))
     return trials
 
 
@@ -98,10 +105,17 @@ def _apply(survivor: SurvivorSpec, alive: Alive) -> None:
 def _on_mutant(survivor: SurvivorSpec, trials: list[Trial], spec: ProbeSpec, alive: Alive) -> Draft:
     """Runs in the grandchild: replay the trials on the mutant."""
     _apply(survivor, alive)
-    outcomes = [trial.subject.invoke(trial.example, spec.call_timeout) for trial in trials]
-    differing = [i for i, trial in enumerate(trials) if not same(trial.outcome, outcomes[i])]
+    outcomes: list[Outcome] = []
+    differing: list[int] = []
+    deadline = time.monotonic() + spec.time_budget / 2
+    for index, trial in enumerate(trials):
+        outcomes.append(trial.subject.invoke(trial.example, spec.call_timeout))
+        if not same(trial.outcome, outcomes[index]):
+            differing.append(index)
+        if len(differing) >= ENOUGH or time.monotonic() > deadline:
+            break
     if not differing:
-        return Draft(examples=len(trials))
+        return Draft(examples=len(outcomes))
     # The simplest input whose test also fails here; a few tries at most.
     ordered = sorted(
         differing, key=lambda i: (len(trials[i].subject.call_text(trials[i].example)), i)
@@ -125,7 +139,7 @@ def _on_mutant(survivor: SurvivorSpec, trials: list[Trial], spec: ProbeSpec, ali
         mutant=mutant.describe(state),
         test=test,
         reason=reason,
-        examples=len(trials),
+        examples=len(outcomes),
     )
 
 
@@ -181,7 +195,18 @@ def witnesses_for_file(
 ) -> WitnessBatch:
     """Runs in the file's child: original outcomes here, each mutant in a grandchild."""
     keys = sorted({key for survivor in survivors for key in survivor.targets if key in subjects})
-    trials_by_key = {key: trials_for([subjects[key]], spec) for key in keys}
+    # A function whose inputs kill the process (a segfault, a hang past the budget)
+    # would take every survivor of the file down with it: try its inputs in a
+    # grandchild first.
+    safe = [
+        key
+        for key in keys
+        if run_forked(
+            lambda key=key: Draft(examples=len(trials_for(subjects[key], spec))), spec.time_budget
+        )[0]
+        is not None
+    ]
+    trials_by_key = {key: trials_for(subjects[key], spec) for key in safe}
     found = []
     for survivor in survivors:
         trials = [t for key in survivor.targets if key in trials_by_key for t in trials_by_key[key]]
