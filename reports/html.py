@@ -13,7 +13,15 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from auditor.report import Mutant, Report
-from reports.summary import Change, by_place, compare, failed_conditions, scope_notes
+from reports.summary import (
+    FINDING_TITLES,
+    Change,
+    by_place,
+    compare,
+    failed_conditions,
+    probe_summary,
+    scope_notes,
+)
 
 _STATUS_ORDER = ["Killed", "Timeout", "Survived", "NoCoverage", "RuntimeError", "CompileError"]
 _STATUS_COLOURS = {
@@ -221,6 +229,9 @@ def render(report: Report, previous: Report | None = None) -> str:
         "tests": _test_rows(report),
         "sources": _source_files(report),
         "mutants": by_place(mutation.mutants) if mutation else [],
+        "probe_summary": probe_summary(report),
+        "finding_titles": FINDING_TITLES,
+        "witnesses": {w.mutant_id: w for w in report.probes.witnesses} if report.probes else {},
         "config_json": json.dumps(report.config, indent=2, sort_keys=True),
         "css": _asset("report.css"),
         "js": _asset("report.js"),

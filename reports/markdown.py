@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from auditor.report import Report
-from reports.summary import compare, failed_conditions, scope_notes, survivors
+from reports.summary import (
+    FINDING_TITLES,
+    compare,
+    failed_conditions,
+    probe_summary,
+    scope_notes,
+    survivors,
+)
 
 _SHOWN_SURVIVORS = 10
 _SHOWN_SMELLS = 10
@@ -43,6 +50,17 @@ def render(report: Report, previous: Report | None = None) -> str:
         if len(found) > _SHOWN_SURVIVORS:
             lines.append(f"| ... | {len(found) - _SHOWN_SURVIVORS} more in the full report |")
         lines.append("")
+    probes = probe_summary(report)
+    if probes is not None and report.probes is not None:
+        lines += [f"### Probes: {probes.findings} findings", "", probes.text() + ".", ""]
+        if report.probes.findings:
+            lines += ["| where | finding | input |", "|---|---|---|"]
+            for finding in report.probes.findings[:_SHOWN_SMELLS]:
+                lines.append(
+                    f"| `{finding.file}:{finding.line}` | {FINDING_TITLES[finding.kind]}: "
+                    f"{_cell(finding.message)} | `{_cell(finding.input[:120])}` |"
+                )
+            lines.append("")
     flaky = [test for test in report.baseline.tests if test.flaky]
     if flaky:
         lines += ["### Flaky or order-dependent tests (they kill no mutant)", ""]

@@ -1,5 +1,6 @@
-"""SARIF 2.1.0 for code scanning: surviving mutants, pseudo-tested functions and test
-smells as results with locations and rule metadata."""
+"""SARIF 2.1.0 for code scanning: surviving mutants (with their witness input),
+pseudo-tested functions, probe findings and test smells as results with locations and
+rule metadata."""
 
 from __future__ import annotations
 
@@ -29,7 +30,34 @@ _MUTATION_RULES = [
         "help": "Assert on what the function returns or changes, not only that it runs.",
         "level": "error",
     },
+    {
+        "id": "AP001",
+        "name": "unhandled-crash",
+        "text": "On this input the code raises an exception it does not raise on purpose",
+        "help": "Decide what the code should do with the input, fix it, and add a test.",
+        "level": "error",
+    },
+    {
+        "id": "AP002",
+        "name": "untested-error-path",
+        "text": "A raise that no passing test reaches or expects",
+        "help": "Add a test with pytest.raises on an input that reaches it (one is suggested).",
+        "level": "warning",
+    },
+    {
+        "id": "AP003",
+        "name": "edge-class-never-tried",
+        "text": "An edge input class the suite never tried, where the code behaves differently",
+        "help": "Add a test on the edge input; check the behaviour is the intended one.",
+        "level": "note",
+    },
 ]
+_RULE_LEVELS = {rule["id"]: rule["level"] for rule in _MUTATION_RULES}
+_PROBE_RULES = {
+    "unhandled_crash": "AP001",
+    "untested_error_path": "AP002",
+    "untried_edge_class": "AP003",
+}
 
 
 def _rules() -> list[dict[str, Any]]:
@@ -95,6 +123,7 @@ def render(report: Report) -> str:
     rules = _rules()
     index = {rule["id"]: position for position, rule in enumerate(rules)}
     results = []
+    witnesses = {w.mutant_id: w for w in report.probes.witnesses} if report.probes else {}
     mutation = report.mutation
     if mutation is not None:
         for mutant in mutation.mutants:
@@ -104,6 +133,13 @@ def render(report: Report) -> str:
                 f"Surviving mutant in {mutant.function}: {mutant.description} "
                 f"(covered by {len(mutant.covered_by)} test(s), none failed). {mutant.id}"
             )
+            witness = witnesses.get(mutant.id)
+            if witness is not None and witness.status == "found":
+                text += (
+                    f" Witness: {witness.input} {witness.original}; the mutant {witness.mutant}."
+                )
+            elif witness is not None and witness.status == "likely_equivalent":
+                text += f" Likely equivalent: {witness.reason}."
             location = _location(mutant.file, mutant.line, mutant.col)
             results.append(_result("AM001", index, "warning", text, location, mutant.id))
         starts = _function_lines(report)
@@ -112,6 +148,15 @@ def render(report: Report) -> str:
             text = f"{function} is pseudo-tested: every extreme mutant of it survived"
             location = _location(path, starts.get((path, function), 1))
             results.append(_result("AM002", index, "error", text, location, name))
+    for finding in report.probes.findings if report.probes else []:
+        rule = _PROBE_RULES[finding.kind]
+        level = _RULE_LEVELS[rule]
+        text = f"{finding.function}: {finding.message}"
+        if finding.input:
+            text += f" Input: {finding.input} {finding.observed}."
+        key = f"{rule}:{finding.file}:{finding.function}:{finding.line}:{finding.message}"
+        location = _location(finding.file, finding.line)
+        results.append(_result(rule, index, level, text, location, key))
     for smell in report.smells.findings:
         text = f"{smell.name}: {smell.message} (hint: {smell.hint})"
         key = f"{smell.code}:{smell.file}:{smell.test}:{smell.line}"

@@ -223,3 +223,51 @@ def scope_notes(report: Report) -> list[str]:
     if mutation.stopped_by_budget:
         notes.append("the time budget ran out before every selected mutant ran")
     return notes
+
+
+FINDING_TITLES = {
+    "unhandled_crash": "unhandled crash",
+    "untested_error_path": "untested error path",
+    "untried_edge_class": "edge class never tried",
+}
+
+
+@dataclass(frozen=True)
+class ProbeSummary:
+    crashes: int
+    error_paths: int
+    edges: int
+    witnessed: int
+    likely_equivalent: int
+    unprobeable: int
+
+    @property
+    def findings(self) -> int:
+        return self.crashes + self.error_paths + self.edges
+
+    @property
+    def survivors(self) -> int:
+        return self.witnessed + self.likely_equivalent + self.unprobeable
+
+    def text(self) -> str:
+        return (
+            f"{self.crashes} unhandled crashes, {self.error_paths} untested error paths, "
+            f"{self.edges} edge classes never tried; a witness input for {self.witnessed} "
+            f"of {self.survivors} surviving mutants, {self.likely_equivalent} likely "
+            "equivalent"
+        )
+
+
+def probe_summary(report: Report) -> ProbeSummary | None:
+    probes = report.probes
+    if probes is None:
+        return None
+    counts = probes.counts
+    return ProbeSummary(
+        crashes=counts.get("unhandled_crash", 0),
+        error_paths=counts.get("untested_error_path", 0),
+        edges=counts.get("untried_edge_class", 0),
+        witnessed=counts.get("witness found", 0),
+        likely_equivalent=counts.get("witness likely_equivalent", 0),
+        unprobeable=counts.get("witness not probeable", 0),
+    )

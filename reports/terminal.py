@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from auditor.report import Report
-from reports.summary import scope_notes
+from reports.summary import FINDING_TITLES, probe_summary, scope_notes
 
 _SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan"}
 _SHOWN_FINDINGS = 15
@@ -54,6 +54,29 @@ def _render_mutation(mutation, console: Console, notes: list[str]) -> None:
             console.print(
                 f"  [red]x[/red] {item.id}: engine {item.engine}, fresh run {item.fresh_run}"
             )
+
+
+def _render_probes(report: Report, console: Console) -> None:
+    summary = probe_summary(report)
+    if summary is None or report.probes is None:
+        return
+    console.print(f"probes: {summary.text()}")
+    if not report.probes.findings:
+        return
+    table = Table(title="probe findings", title_justify="left")
+    table.add_column("where")
+    table.add_column("finding")
+    table.add_column("input")
+    for finding in report.probes.findings[:_SHOWN_FINDINGS]:
+        table.add_row(
+            f"{finding.file}:{finding.line}",
+            f"{FINDING_TITLES[finding.kind]}: {finding.message}",
+            finding.input[:80],
+        )
+    console.print(table)
+    hidden = len(report.probes.findings) - _SHOWN_FINDINGS
+    if hidden > 0:
+        console.print(f"... and {hidden} more probe findings in the JSON report")
 
 
 def render(report: Report, console: Console, report_path: str | None = None) -> None:
@@ -101,6 +124,8 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
     console.print(headline)
     if mutation is not None:
         _render_mutation(mutation, console, scope_notes(report))
+
+    _render_probes(report, console)
 
     excluded = [test for test in baseline.tests if test.outcome not in ("passed", "skipped")]
     if excluded or baseline.collection_errors:
