@@ -72,6 +72,8 @@ def stable(report: dict) -> dict:
             mutant.pop("cached")
             if mutant["status"] == "Timeout":
                 mutant["status_reason"] = ""
+    if report.get("probes") is not None:
+        report["probes"].pop("duration")
     return report
 
 

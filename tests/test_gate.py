@@ -1,12 +1,18 @@
 from auditor.config import GateConfig
+from auditor.engine.scoring import scores
 from auditor.gate import evaluate
 from auditor.report import (
     BaselineSection,
     CollectionError,
     CoverageCounts,
     CoverageSection,
+    Mutant,
+    MutationSection,
+    ProbeFinding,
+    ProbesSection,
     SmellsSection,
     TestResult,
+    Witness,
 )
 
 
@@ -72,3 +78,92 @@ def test_smell_limits_apply_per_severity():
         ("max_smells.high", True),
         ("max_smells.low", False),
     ]
+
+
+def _probes(crashes: int, equivalent: list[str]) -> ProbesSection:
+    findings = [
+        ProbeFinding(
+            kind="unhandled_crash",
+            file="m.py",
+            function="f",
+            line=i,
+            message="unhandled ZeroDivisionError",
+            input="f(0)",
+            observed="raises ZeroDivisionError",
+        )
+        for i in range(crashes)
+    ]
+    witnesses = [Witness(mutant_id=key, status="likely_equivalent") for key in equivalent]
+    counts = {"unhandled_crash": crashes, "witness likely_equivalent": len(equivalent)}
+    return ProbesSection(
+        functions=[],
+        findings=findings,
+        witnesses=witnesses,
+        counts=counts,
+        max_examples=100,
+        duration=0.0,
+    )
+
+
+def _mutation(statuses: list[str]) -> MutationSection:
+    mutants = [
+        Mutant(
+            id=f"m{i}",
+            file="m.py",
+            function="f",
+            operator="o",
+            family="f",
+            line=1,
+            col=0,
+            end_line=1,
+            original="a",
+            replacement="b",
+            description="a -> b",
+            diff="",
+            status=status,
+            path="swap",
+        )
+        for i, status in enumerate(statuses)
+    ]
+    return MutationSection(
+        scores=scores(mutants),
+        mutants=mutants,
+        files=[],
+        functions=[],
+        tests=[],
+        pseudo_tested=[],
+        paths={},
+        cache_hits=0,
+        jobs=1,
+        duration=0.0,
+        mutants_per_second=0.0,
+    )
+
+
+def test_max_unhandled_crashes_counts_the_probes_crashes():
+    config = GateConfig(max_unhandled_crashes=1)
+    failing = evaluate(config, baseline(["passed"]), COVERAGE, SMELLS, probes=_probes(2, []))
+    passing = evaluate(config, baseline(["passed"]), COVERAGE, SMELLS, probes=_probes(1, []))
+    assert (failing.verdict, passing.verdict) == ("fail", "pass")
+    assert failing.conditions[0].message == "max_unhandled_crashes: 2 > 1"
+
+
+def test_max_unhandled_crashes_fails_when_the_probes_did_not_run():
+    gate = evaluate(GateConfig(max_unhandled_crashes=0), baseline(["passed"]), COVERAGE, SMELLS)
+    assert gate.verdict == "fail"
+    assert "probes did not run" in gate.conditions[0].message
+
+
+def test_likely_equivalent_survivors_count_only_when_asked_to_be_left_out():
+    mutation = _mutation(["Killed", "Survived", "Survived", "Survived"])
+    probes = _probes(0, ["m2", "m3"])
+    kept = GateConfig(min_mutation_score=50)
+    left_out = GateConfig(min_mutation_score=50, exclude_likely_equivalent=True)
+    assert (
+        evaluate(kept, baseline(["passed"]), COVERAGE, SMELLS, mutation, None, probes).verdict
+        == "fail"
+    )
+    gate = evaluate(left_out, baseline(["passed"]), COVERAGE, SMELLS, mutation, None, probes)
+    assert gate.verdict == "pass"
+    assert gate.conditions[0].actual == 50.0
+    assert "likely-equivalent mutants left out" in gate.conditions[0].message

@@ -1,0 +1,240 @@
+"""The probe stage end to end: real audits of the fixtures and of small projects."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_audit, stable, tree_digest
+
+SHALLOW_FIXTURES = ["ledger", "shop", "textkit"]
+
+
+def _findings(report: dict, kind: str, function: str) -> list[dict]:
+    return [
+        f for f in report["probes"]["findings"] if f["kind"] == kind and f["function"] == function
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "function", "error", "shrunk_input"),
+    [
+        ("textkit", "average_word_length", "ZeroDivisionError", "average_word_length('')"),
+        ("ledger", "share", "ZeroDivisionError", "share(0, [])"),
+        (
+            "shop",
+            "Inventory.ship",
+            "KeyError",
+            "Inventory(stock={}, reserved={}, low_stock_threshold=3).ship('', 0)",
+        ),
+    ],
+)
+def test_planted_edge_case_bugs_are_found_with_shrunk_inputs(
+    fixture_runs, name, function, error, shrunk_input
+):
+    _, report, _, _ = fixture_runs[name, "tests_shallow"]
+    crashes = _findings(report, "unhandled_crash", function)
+    assert [c["input"] for c in crashes if error in c["message"]] == [shrunk_input]
+
+
+def test_a_crash_comes_with_a_suggested_test_that_pins_it(fixture_runs):
+    _, report, _, _ = fixture_runs["textkit", "tests_shallow"]
+    (crash,) = _findings(report, "unhandled_crash", "average_word_length")
+    assert "with pytest.raises(ZeroDivisionError" in crash["suggested_test"]
+    assert "average_word_length('')" in crash["suggested_test"]
+
+
+def test_an_error_path_no_test_expects_is_reported_with_an_input_reaching_it(fixture_runs):
+    _, report, _, _ = fixture_runs["textkit", "tests_shallow"]
+    (path,) = _findings(report, "untested_error_path", "to_roman")
+    assert path["message"] == "`raise TypeError` is untested: no test expects TypeError"
+    assert path["observed"] == "raises TypeError: expected an int"
+
+
+@pytest.mark.parametrize("name", SHALLOW_FIXTURES)
+def test_the_strong_suite_leaves_fewer_findings(fixture_runs, name):
+    _, shallow, _, _ = fixture_runs[name, "tests_shallow"]
+    _, strong, _, _ = fixture_runs[name, "tests_strong"]
+    assert len(strong["probes"]["findings"]) < len(shallow["probes"]["findings"])
+
+
+@pytest.mark.parametrize("name", SHALLOW_FIXTURES)
+def test_most_survivors_of_a_shallow_suite_get_a_witness(fixture_runs, name):
+    _, report, _, _ = fixture_runs[name, "tests_shallow"]
+    survived = {m["id"] for m in report["mutation"]["mutants"] if m["status"] == "Survived"}
+    witnesses = {w["mutant_id"]: w for w in report["probes"]["witnesses"]}
+    assert set(witnesses) == survived
+    found = [w for w in witnesses.values() if w["status"] == "found"]
+    assert len(found) >= 0.6 * len(survived)
+    assert all(w["input"] and w["original"] != w["mutant"] for w in found)
+
+
+def test_suggested_tests_appended_to_the_suite_kill_their_mutants(fixture_runs, tmp_path):
+    """Exactly what the issue asks: paste every suggested test into the shallow suite and
+    audit again; each mutant a test was suggested for is now killed."""
+    _, report, root, _ = fixture_runs["shop", "tests_shallow"]
+    suggested = {w["mutant_id"]: w["test"] for w in report["probes"]["witnesses"] if w["test"]}
+    assert len(suggested) >= 50
+    project = tmp_path / "shop"
+    import shutil
+
+    shutil.copytree(root, project, ignore=shutil.ignore_patterns(".audit", "__pycache__"))
+    (project / "tests_shallow" / "test_suggested.py").write_text(
+        "\n\n".join(suggested[key] for key in sorted(suggested)), encoding="utf-8"
+    )
+    out = tmp_path / "after.json"
+    result = run_audit("tests_shallow", "-q", "--no-probes", "--json", str(out), cwd=project)
+    assert result.returncode == 0, result.stderr
+    after = {m["id"]: m for m in json.loads(out.read_text())["mutation"]["mutants"]}
+    not_killed = sorted(
+        key for key in suggested if after[key]["status"] not in ("Killed", "Timeout")
+    )
+    assert not_killed == []
+
+
+def _project(root: Path, source: str, tests: str) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "pkg" / "core.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_core.py").write_text(textwrap.dedent(tests), encoding="utf-8")
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "pkg"\nversion = "0"\n'
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+        encoding="utf-8",
+    )
+    return root
+
+
+EQUIVALENT = """
+def clamp(x: int) -> int:
+    '''Negative numbers become zero.'''
+    if x >= 0:
+        return x
+    return 0
+
+
+def scale(x: int) -> int:
+    return x * 1 + 0
+"""
+
+
+def test_planted_equivalent_mutants_come_out_likely_equivalent(tmp_path):
+    root = _project(
+        tmp_path / "eq",
+        EQUIVALENT,
+        """
+        from pkg.core import clamp, scale
+
+        def test_clamp_runs():
+            assert clamp(5) is not None
+
+        def test_scale_runs():
+            assert scale(2) is not None
+        """,
+    )
+    out = tmp_path / "eq.json"
+    result = run_audit("tests", "-q", "--json", str(out), cwd=root)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    mutants = {m["id"]: m for m in report["mutation"]["mutants"]}
+    witnesses = {w["mutant_id"]: w for w in report["probes"]["witnesses"]}
+
+    def status_of(description: str) -> str:
+        (mutant,) = [m for m in mutants.values() if m["description"] == description]
+        return witnesses[mutant["id"]]["status"]
+
+    # `x >= 0` -> `x > 0` changes nothing: clamp(0) is 0 either way.
+    assert status_of(">= -> >") == "likely_equivalent"
+    # `x * 1 + 0` -> `x * 1 - 0` neither.
+    assert status_of("+ -> -") == "likely_equivalent"
+    assert status_of(">= -> <") == "found"
+
+
+def test_probe_results_are_the_same_on_a_second_run(tmp_path):
+    root = _project(
+        tmp_path / "det",
+        EQUIVALENT,
+        "from pkg.core import clamp\n\ndef test_clamp():\n    assert clamp(5) == 5\n",
+    )
+    reports = []
+    for run in range(2):
+        out = tmp_path / f"run{run}.json"
+        assert run_audit("tests", "-q", "--json", str(out), cwd=root).returncode == 0
+        reports.append(stable(json.loads(out.read_text()))["probes"])
+    assert reports[0] == reports[1]
+
+
+def test_functions_touching_the_outside_world_are_skipped_and_nothing_changes(tmp_path):
+    root = _project(
+        tmp_path / "outside",
+        """
+        import os
+        import socket
+
+
+        def tidy(path: str) -> None:
+            '''Delete a file, e.g. 'victim.txt'.'''
+            os.remove(path)
+
+
+        def ping(host: str) -> bytes:
+            return socket.create_connection((host, 80)).recv(1)
+
+
+        def double(x: int) -> int:
+            return 2 * x
+        """,
+        """
+        from pkg.core import double
+
+        def test_double():
+            assert double(2) == 4
+        """,
+    )
+    (root / "victim.txt").write_text("keep me", encoding="utf-8")
+    before = tree_digest(root)
+    out = tmp_path / "outside.json"
+    result = run_audit("tests", "-q", "--json", str(out), cwd=root)
+    assert result.returncode == 0, result.stderr
+    functions = {f["function"]: f for f in json.loads(out.read_text())["probes"]["functions"]}
+    assert functions["tidy"]["status"] == "skipped"
+    assert "os.remove" in functions["tidy"]["reason"]
+    assert functions["ping"]["status"] == "skipped"
+    assert functions["double"]["status"] == "probed"
+    assert tree_digest(root) == before
+
+
+def test_an_allowed_deleting_function_is_probed_but_cannot_delete(tmp_path):
+    root = _project(
+        tmp_path / "allowed",
+        """
+        import os
+
+
+        def tidy(path: str) -> None:
+            '''Delete a file, e.g. 'victim.txt'.'''
+            os.remove(path)
+        """,
+        """
+        from pkg.core import tidy
+
+        def test_tidy(tmp_path):
+            target = tmp_path / "x"
+            target.write_text("")
+            tidy(str(target))
+        """,
+    )
+    (root / "victim.txt").write_text("keep me", encoding="utf-8")
+    with (root / "pyproject.toml").open("a", encoding="utf-8") as config:
+        config.write('[tool.audit]\nprobe_allow = ["tidy"]\n')
+    before = tree_digest(root)
+    out = tmp_path / "allowed.json"
+    result = run_audit("tests", "-q", "--no-mutation", "--json", str(out), cwd=root)
+    assert result.returncode == 0, result.stderr
+    functions = {f["function"]: f for f in json.loads(out.read_text())["probes"]["functions"]}
+    assert functions["tidy"]["status"] == "probed"
+    assert tree_digest(root) == before
