@@ -151,6 +151,7 @@ def run_audit(
     stopped = mutation is not None and (
         mutation.interrupted or (mutation.stopped_by_budget and config.sample is None)
     )
+    stopped = stopped or (probes is not None and probes.interrupted)
     return Report(
         status="incomplete" if stopped else "complete",
         tool=tool_info(),

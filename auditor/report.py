@@ -417,6 +417,8 @@ class ProbesSection(_Model):
     """Findings per kind, and witnesses `found` / `likely_equivalent` / `not probeable`."""
     max_examples: int
     duration: float
+    interrupted: bool = False
+    """Ctrl-C stopped the stage: the results listed are those that had come in."""
 
 
 class SandboxInfo(_Model):

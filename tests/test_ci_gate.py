@@ -13,7 +13,7 @@ from tests.conftest import run_audit
 
 def audit(root: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:
     out = root.parent / f"report-{abs(hash(args))}.json"
-    result = run_audit(*args, "-q", "--json", str(out), cwd=root)
+    result = run_audit(*args, "-q", "--no-probes", "--json", str(out), cwd=root)
     report = json.loads(out.read_text()) if out.exists() else {}
     return result, report
 

@@ -38,7 +38,7 @@ def test_a_dask_run_gives_the_local_verdicts(cluster, fixture_runs, project_copy
     root = project_copy("shop")
     out = tmp_path / "dask.json"
     result = run_audit(
-        "tests_shallow", "-q", "--json", str(out),
+        "tests_shallow", "-q", "--no-probes", "--json", str(out),
         "--executor", "dask", "--scheduler", cluster.scheduler_address,
         cwd=root,
     )  # fmt: skip
@@ -54,7 +54,7 @@ def test_a_worker_killed_mid_run_loses_and_doubles_no_mutant(
     root = project_copy("shop")
     out = tmp_path / "dask.json"
     command = [
-        sys.executable, "-m", "auditor", "tests_shallow", "-q", "--json", str(out),
+        sys.executable, "-m", "auditor", "tests_shallow", "-q", "--no-probes", "--json", str(out),
         "--executor", "dask", "--scheduler", cluster.scheduler_address,
     ]  # fmt: skip
     client = distributed.Client(cluster.scheduler_address)

@@ -16,7 +16,7 @@ from tests.conftest import cached_results, run_audit, stable, tree_digest
 
 
 def audit_json(root: Path, suite: str, out: Path, *flags: str) -> dict:
-    result = run_audit(suite, "-q", "--json", str(out), *flags, cwd=root)
+    result = run_audit(suite, "-q", "--no-probes", "--json", str(out), *flags, cwd=root)
     assert result.returncode == 0, result.stderr
     return json.loads(out.read_text())
 

@@ -19,7 +19,9 @@ def hostile(project_copy):
 
 def audit_suite(root: Path, suite: str, tmp_path: Path):
     report = tmp_path / f"{suite}.json"
-    result = run_audit(suite, "--quiet", "--timeout", "2", "--json", str(report), cwd=root)
+    result = run_audit(
+        suite, "--quiet", "--no-probes", "--timeout", "2", "--json", str(report), cwd=root
+    )
     return result, report
 
 
@@ -189,7 +191,16 @@ def test_each_hazard_gets_its_status_and_the_run_completes(hostile, tmp_path, su
     root, before = hostile
     report = tmp_path / "r.json"
     result = run_audit(
-        suite, "-q", "--timeout", "5", "--sandbox", sandbox, "--json", str(report), cwd=root
+        suite,
+        "-q",
+        "--no-probes",
+        "--timeout",
+        "5",
+        "--sandbox",
+        sandbox,
+        "--json",
+        str(report),
+        cwd=root,
     )
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr

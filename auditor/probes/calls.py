@@ -22,6 +22,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from auditor.probes.edges import edge_values
+from auditor.probes.observe import stable_repr
 from auditor.probes.protocol import TargetSpec
 from auditor.report import ParamStrategy
 
@@ -110,7 +111,7 @@ class Outcome:
 
 def _short_repr(value: object, limit: int = 300) -> str:
     try:
-        text = repr(value)
+        text = stable_repr(repr(value))
     except Exception:
         text = f"<{type(value).__name__} with a failing repr>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -295,6 +296,7 @@ class Subject:
         if _allows_none(hint) or (has_default and parameter.default is None):
             edges.append(("None", None))
         explicit = [value for _, value in edges] + observed
+        explicit += [v for v in self._doc_values() if kinds and isinstance(v, tuple(kinds))]
         if has_default:
             explicit.append(parameter.default)
         if explicit:
@@ -333,6 +335,7 @@ class Subject:
     def _build_strategy(self) -> st.SearchStrategy[Example]:
         hints = self._hints()
         parts: dict[str, st.SearchStrategy[Any]] = {}
+        optional: dict[str, st.SearchStrategy[Any]] = {}
         self.edges: dict[str, list[tuple[str, Any]]] = {}
         parameters = list(self.signature.parameters.values())
         if self.is_method:
@@ -350,11 +353,14 @@ class Subject:
                 if parameter.default is inspect.Parameter.empty:
                     missing.append(parameter.name)
                 continue
-            parts[parameter.name] = strategy
+            if parameter.default is inspect.Parameter.empty:
+                parts[parameter.name] = strategy
+            else:
+                optional[parameter.name] = strategy  # sometimes left to its default
             self.edges[parameter.name] = edges
         if missing:
             raise NotProbeable(f"no way to generate {', '.join(missing)}")
-        return st.fixed_dictionaries(parts)
+        return st.fixed_dictionaries(parts, optional=optional)
 
     # calling --------------------------------------------------------------------
 
@@ -372,12 +378,16 @@ class Subject:
     def _arguments(self, example: Example) -> tuple[list[Any], dict[str, Any]]:
         positional: list[Any] = []
         keyword: dict[str, Any] = {}
+        skipped = False
         for name, parameter in self.signature.parameters.items():
-            if name not in example or (self.is_method and name == "self"):
+            if self.is_method and name == "self":
+                continue
+            if name not in example:
+                skipped = True  # left to its default: later ones go by keyword
                 continue
             if parameter.kind == parameter.POSITIONAL_ONLY:
                 positional.append(example[name])
-            elif parameter.kind == parameter.KEYWORD_ONLY or keyword:
+            elif parameter.kind == parameter.KEYWORD_ONLY or keyword or skipped:
                 keyword[name] = example[name]
             else:
                 positional.append(example[name])

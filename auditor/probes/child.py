@@ -14,6 +14,7 @@ import os
 import select
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -83,6 +84,19 @@ def _run_forked(work: Callable[[], BaseModel], budget: float) -> tuple[str | Non
 _memory_limit_mb = 1024
 
 
+def _stop_when_audit_dies() -> None:
+    """audit holds our stdin open; end of file means it died (even by SIGKILL): stop this
+    process group (the sandbox wrapper included). Forked probes have groups of their own
+    and end with their time budget."""
+
+    def watch() -> None:
+        while os.read(0, 1024):
+            pass
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main(spec_path: str) -> int:
     global _memory_limit_mb
     from auditor.probes.protocol import ProbeSpec
@@ -98,7 +112,7 @@ def main(spec_path: str) -> int:
     results = open(spec.results_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
     os.dup2(log, 1)
     os.dup2(log, 2)
-    sys.stdin.close()
+    _stop_when_audit_dies()
 
     import hypothesis  # noqa: F401 - imported before the guard, with its own files
 

@@ -9,6 +9,7 @@ and compare them with the edge-value catalogue to see which edge classes were tr
 from __future__ import annotations
 
 import os
+import re
 import sys
 from types import CodeType, FrameType
 from typing import Any
@@ -16,6 +17,13 @@ from typing import Any
 MAX_CALLS = 12
 """Distinct argument tuples kept per function."""
 MAX_REPR = 300
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
+
+
+def stable_repr(text: str) -> str:
+    """A repr without memory addresses (`<Chart object at 0x7f..>` -> `<Chart object>`):
+    they change from run to run, and the report must not."""
+    return _ADDRESS.sub(">", text)
 
 
 def type_name(value: object) -> str:
@@ -33,7 +41,7 @@ def describe(value: object) -> list[str]:
         text = "<unrepresentable>"
     if len(text) > MAX_REPR:
         text = "<too long>"
-    return [text, type_name(value)]
+    return [stable_repr(text), type_name(value)]
 
 
 class CallRecorder:

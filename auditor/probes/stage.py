@@ -174,7 +174,9 @@ def run_probes(
     survivors, witnesses = (
         _survivors(project, config, baseline, mutation, probed) if mutation else ([], [])
     )
-    results = _run_child(project, config, isolation, list(probed.values()), survivors, progress)
+    results, interrupted = _run_child(
+        project, config, isolation, list(probed.values()), survivors, progress
+    )
     findings: list[ProbeFinding] = []
     for result in results:
         if isinstance(result, FunctionResult):
@@ -194,6 +196,7 @@ def run_probes(
         counts=dict(sorted(counts.items())),
         max_examples=config.probe_examples,
         duration=round(time.perf_counter() - started, 3),
+        interrupted=interrupted,
     )
 
 
@@ -225,11 +228,11 @@ def _run_child(
     targets: list[TargetSpec],
     survivors: list[SurvivorSpec],
     progress: Progress,
-) -> list[FunctionResult | WitnessResult]:
+) -> tuple[list[FunctionResult | WitnessResult], bool]:
     """Start one probe process per share of the work, all under the sandbox."""
     total = len(targets) + len(survivors)
     if not total:
-        return []
+        return [], False
     jobs = config.jobs or os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="audit-probes-") as scratch:
         running = []
@@ -264,7 +267,7 @@ def _run_child(
                 ),
                 cwd=project.root,
                 env=_environment(project, private_tmp),
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,  # closed when audit dies: the probe process then stops
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
@@ -272,6 +275,7 @@ def _run_child(
             running.append((process, home))
         deadline = time.monotonic() + total * (config.probe_time_budget + 1) + 60
         done = 0
+        interrupted = False
         try:
             while any(process.poll() is None for process, _ in running):
                 if time.monotonic() > deadline:
@@ -281,17 +285,23 @@ def _run_child(
                 if lines != done:
                     done = lines
                     progress(done, total, "")
+        except KeyboardInterrupt:
+            interrupted = True  # keep what has come in; the report says incomplete
         finally:
             for process, _ in running:
                 if process.poll() is None:
                     process.kill()
                 process.wait()
+                if process.stdin is not None:
+                    process.stdin.close()
         results: list[FunctionResult | WitnessResult] = []
         for process, home in running:
             results += _read_results(
-                home / "results.jsonl", process.returncode, home / "output.log"
+                home / "results.jsonl",
+                0 if interrupted else process.returncode,
+                home / "output.log",
             )
-        return results
+        return results, interrupted
 
 
 def _count_lines(path: Path) -> int:

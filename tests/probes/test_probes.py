@@ -23,7 +23,7 @@ def _findings(report: dict, kind: str, function: str) -> list[dict]:
     ("name", "function", "error", "shrunk_input"),
     [
         ("textkit", "average_word_length", "ZeroDivisionError", "average_word_length('')"),
-        ("ledger", "share", "ZeroDivisionError", "share(0, [])"),
+        ("ledger", "share", "IndexError", "share(1, [])"),
         (
             "shop",
             "Inventory.ship",

@@ -67,3 +67,22 @@ def test_an_unwritable_output_path_is_a_one_line_error(rendered, tmp_path):
     )
     assert result.returncode == 2
     assert result.stderr.startswith("audit: report: cannot write ")
+
+
+def test_survivor_cards_show_their_witness_and_checked_test(rendered, report):
+    html = rendered["html"].read_text()
+    found = [w for w in report.probes.witnesses if w.status == "found" and w.test]
+    assert found
+    assert html.count('<div class="witness"><b>Witness</b>') == len(
+        [w for w in report.probes.witnesses if w.status == "found"]
+    )
+    assert "suggested test (checked: passes on the original, fails on the mutant)" in html
+    assert "def " + found[0].test.split("def ", 1)[1].split("(", 1)[0] in html
+
+
+def test_probe_findings_are_listed_in_their_own_section(rendered, report):
+    html = rendered["html"].read_text()
+    section = html.split('<section id="probes">', 1)[1].split("</section>", 1)[0]
+    for finding in report.probes.findings:
+        assert finding.message.replace("'", "&#39;").split(";")[0] in section
+    assert 'data-key="probes"' in html
