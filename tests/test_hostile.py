@@ -3,6 +3,7 @@ fixture byte-identical."""
 
 import json
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -153,6 +154,27 @@ def test_an_order_dependent_test_is_marked_flaky_and_kills_nothing(hostile, tmp_
         test for m in data["mutation"]["mutants"] for test in m["killed_by"] + m["covered_by"]
     }
     assert not any("test_relies_on_the_test_before_it" in test for test in killers)
+    assert tree_digest(root) == before
+
+
+def test_tests_failing_at_random_are_marked_flaky_and_kill_nothing(hostile, tmp_path):
+    """flaky_random: 20 tests, each failing when its draw from random.Random(30) is
+    below 0.3; the rerun (reversed order) hands the draws out the other way round."""
+    root, before = hostile
+    generator = random.Random(30)
+    draws = [generator.random() for _ in range(20)]
+    first_run_failures = {n for n in range(20) if draws[n] < 0.3}
+    expected_flaky = {n for n in range(20) if n not in first_run_failures and draws[19 - n] < 0.3}
+    assert 3 <= len(first_run_failures) <= 9 and expected_flaky  # the seed gives both
+
+    result, report = audit_suite(root, "flaky_random", tmp_path)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(report.read_text())
+    tests = {int(t["nodeid"].split("[")[1].rstrip("]")): t for t in data["baseline"]["tests"]}
+    assert {n for n, t in tests.items() if t["outcome"] == "failed"} == first_run_failures
+    assert {n for n, t in tests.items() if t["flaky"]} == expected_flaky
+    killers = {test for m in data["mutation"]["mutants"] for test in m["killed_by"]}
+    assert not any(f"[{n}]" in test for test in killers for n in expected_flaky)
     assert tree_digest(root) == before
 
 
