@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from types import CodeType, FunctionType, TracebackType
 from typing import Any
 
@@ -52,6 +52,29 @@ class CallTimeout(BaseException):
 
 def _on_alarm(signum: int, frame: object) -> None:
     raise CallTimeout
+
+
+def _load(path: str) -> Any:
+    module, _, qualname = path.partition(":")
+    found: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
+
+
+def _new(path: str, state: dict[str, Any]) -> Any:
+    kind = _load(path)
+    instance = kind.__new__(kind)
+    instance.__dict__.update(state)
+    return instance
+
+
+REBUILDERS = {
+    "__audit_call__": lambda path, *args, **kwargs: _load(path)(*args, **kwargs),
+    "__audit_member__": lambda path, name: _load(path)[name],
+    "__audit_new__": _new,
+}
+"""The helpers `observe.recipe` writes calls of."""
 
 
 class NotProbeable(Exception):
@@ -111,10 +134,33 @@ class Outcome:
 
 def _short_repr(value: object, limit: int = 300) -> str:
     try:
-        text = stable_repr(repr(value))
+        text = _plain_repr(value)
     except Exception:
         text = f"<{type(value).__name__} with a failing repr>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _by_identity(value: object, method: str) -> bool:
+    """The value's class keeps object's `__eq__` or `__repr__`: it says nothing about state."""
+    return getattr(type(value), method) is getattr(object, method) and hasattr(value, "__dict__")
+
+
+def _plain_repr(value: object, depth: int = 0) -> str:
+    """repr, with an object's attributes instead of its address when its class has no
+    repr of its own (`<Chart _accounts={...}>`)."""
+    if depth < 4 and _by_identity(value, "__repr__"):
+        fields = " ".join(
+            f"{k}={_plain_repr(v, depth + 1)}" for k, v in sorted(vars(value).items())
+        )
+        return f"<{type(value).__name__} {fields}>" if fields else f"<{type(value).__name__}>"
+    if (
+        depth < 4
+        and isinstance(value, (list, tuple))
+        and any(_by_identity(item, "__repr__") for item in value)
+    ):
+        inner = ", ".join(_plain_repr(item, depth + 1) for item in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    return stable_repr(repr(value))
 
 
 def _is_mutable(value: object) -> bool:
@@ -135,7 +181,28 @@ def same(first: Outcome, second: Outcome) -> bool:
     )
 
 
-def equal(first: object, second: object) -> bool:
+def equal(first: object, second: object, depth: int = 0) -> bool:
+    """`==`, except for objects whose class compares by identity, which are equal when
+    their attributes are (two fresh `Chart()`s are the same behaviour); repr when `==`
+    cannot say."""
+    if type(first) is type(second) and depth < 4:
+        if is_dataclass(first) and not isinstance(first, type):
+            return all(
+                equal(getattr(first, f.name), getattr(second, f.name), depth + 1)
+                for f in fields(first)
+                if f.compare
+            )
+        if _by_identity(first, "__eq__"):
+            mine, theirs = vars(first), vars(second)  # type: ignore[arg-type]
+            return mine.keys() == theirs.keys() and all(
+                equal(mine[key], theirs[key], depth + 1) for key in mine
+            )
+        if isinstance(first, (list, tuple)) and isinstance(second, (list, tuple)):
+            return len(first) == len(second) and all(
+                equal(a, b, depth + 1) for a, b in zip(first, second, strict=True)
+            )
+        if isinstance(first, dict) and isinstance(second, dict) and first.keys() == second.keys():
+            return all(equal(first[k], second[k], depth + 1) for k in first)
     try:
         result = first == second
         if isinstance(result, bool):
@@ -177,6 +244,7 @@ class Subject:
 
     def _namespace(self, call: dict[str, tuple[str, str]]) -> dict[str, Any]:
         namespace = dict(vars(self.module))
+        namespace.update(REBUILDERS)
         for _, type_name in call.values():
             module_name, _, name = type_name.rpartition(".")
             if module_name and "." not in name:
@@ -246,7 +314,7 @@ class Subject:
         kinds: list[type] = []
         if hint is not None:
             try:
-                strategy = tolerant(st.from_type(hint))
+                strategy = tolerant(st.from_type(hint), observed)
                 _validate(strategy)
                 kinds = _concrete_types(hint)
                 source: ParamStrategy = ParamStrategy(
@@ -310,7 +378,7 @@ class Subject:
         try:
             # Dataclasses and attrs classes from their fields, others from `__init__`'s
             # hints; an instance the class refuses to build is no example.
-            built = tolerant(st.builds(self.owner_class))
+            built = tolerant(st.builds(self.owner_class), instances)
             _validate(built)
             options.append(built)
         except Exception:
@@ -479,15 +547,21 @@ def _like(kind: type, samples: list[Any]) -> st.SearchStrategy[Any]:
     return tolerant(st.from_type(kind))
 
 
-def tolerant(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    """`strategy`, with values whose construction raises (validation in `__init__` or
-    `__post_init__`) rejected instead of failing the probe."""
+def tolerant(
+    strategy: st.SearchStrategy[Any], fallback: list[Any] | None = None
+) -> st.SearchStrategy[Any]:
+    """`strategy`, where a value whose construction raises (validation in `__init__` or
+    `__post_init__`) is replaced by one of the `fallback` values the tests used, or
+    rejected when there are none (rejections are slow: a class that refuses most
+    generated values would eat the probe's budget)."""
 
     @st.composite
     def drawn(draw: st.DrawFn) -> Any:
         try:
             return draw(strategy)
         except Exception:
+            if fallback:
+                return draw(st.sampled_from(fallback))
             from hypothesis import reject
 
             reject()

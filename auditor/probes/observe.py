@@ -8,6 +8,8 @@ and compare them with the edge-value catalogue to see which edge classes were tr
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import os
 import re
 import sys
@@ -16,7 +18,7 @@ from typing import Any
 
 MAX_CALLS = 12
 """Distinct argument tuples kept per function."""
-MAX_REPR = 300
+MAX_RECIPE = 3000
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
 
 
@@ -33,13 +35,57 @@ def type_name(value: object) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
+def _path(kind: type) -> str:
+    return f"{kind.__module__}:{kind.__qualname__}"
+
+
+def recipe(value: object, depth: int = 0) -> str:
+    """Python source that rebuilds the value in the probe process: its repr where that
+    rebuilds it, else calls of three helpers the probes define (`__audit_call__` for
+    dataclasses and Decimal, `__audit_member__` for enum members, `__audit_new__` for
+    objects with no repr of their own: the class and its attributes)."""
+    if depth > 8:
+        raise ValueError("nested too deeply")
+    kind = type(value)
+    if value is None or kind in (bool, int, float, str, bytes, complex):
+        return repr(value)
+    if kind in (list, tuple):
+        items = [recipe(item, depth + 1) for item in value]  # type: ignore[attr-defined]
+        if kind is tuple:
+            return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+        return f"[{', '.join(items)}]"
+    if kind in (set, frozenset):
+        items = sorted(recipe(item, depth + 1) for item in value)  # type: ignore[attr-defined]
+        inner = f"{{{', '.join(items)}}}" if items else ""
+        return f"{kind.__name__}({inner})"
+    if kind is dict:
+        pairs = [f"{recipe(k, depth + 1)}: {recipe(v, depth + 1)}" for k, v in value.items()]  # type: ignore[attr-defined]
+        return f"{{{', '.join(pairs)}}}"
+    if isinstance(value, enum.Enum):
+        return f"__audit_member__({_path(kind)!r}, {value.name!r})"
+    if kind.__module__ == "datetime":  # repr "datetime.date(2024, 1, 1)"
+        return f"__audit_call__({_path(kind)!r}, {repr(value).split('(', 1)[1]}"
+    if kind.__module__ == "decimal":
+        return f"__audit_call__({_path(kind)!r}, {str(value)!r})"
+    if dataclasses.is_dataclass(value) and all(f.init for f in dataclasses.fields(value)):
+        arguments = ", ".join(
+            f"{f.name}={recipe(getattr(value, f.name), depth + 1)}"
+            for f in dataclasses.fields(value)
+        )
+        return f"__audit_call__({_path(kind)!r}, {arguments})"
+    if hasattr(value, "__dict__") and kind.__repr__ is object.__repr__:
+        return f"__audit_new__({_path(kind)!r}, {recipe(vars(value), depth + 1)})"
+    return repr(value)
+
+
 def describe(value: object) -> list[str]:
-    """[repr, type name]; a repr that raises or runs long is replaced by a marker."""
+    """[recipe, type name]; a value that cannot be described, or only at length, gets a
+    marker instead (it is then no example)."""
     try:
-        text = repr(value)
+        text = recipe(value)
     except Exception:
         text = "<unrepresentable>"
-    if len(text) > MAX_REPR:
+    if len(text) > MAX_RECIPE:
         text = "<too long>"
     return [stable_repr(text), type_name(value)]
 

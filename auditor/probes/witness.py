@@ -10,6 +10,7 @@ here (original)."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import marshal
 import signal
 import time
@@ -147,6 +148,15 @@ def _name(trial: Trial, survivor: SurvivorSpec) -> str:
     return name_for(trial.subject, survivor.mutant_id)
 
 
+def _interleaved(groups: list[list[Trial]], limit: int) -> list[Trial]:
+    """Trials of several functions taken in turn, `limit` at most: a survivor searched
+    through every function of its file costs no more than one searched directly."""
+    mixed: list[Trial] = []
+    for row in itertools.zip_longest(*groups):
+        mixed.extend(trial for trial in row if trial is not None)
+    return mixed[:limit]
+
+
 def _state_differences(original: Outcome, mutant: Outcome) -> set[str]:
     """Mutable arguments (or `self`) left in another state by the mutant."""
     if not original.kind == mutant.kind == "returned":
@@ -209,7 +219,10 @@ def witnesses_for_file(
     trials_by_key = {key: trials_for(subjects[key], spec) for key in safe}
     found = []
     for survivor in survivors:
-        trials = [t for key in survivor.targets if key in trials_by_key for t in trials_by_key[key]]
+        trials = _interleaved(
+            [trials_by_key[key] for key in survivor.targets if key in trials_by_key],
+            spec.witness_examples,
+        )
         if not trials:
             found.append(
                 Witness(
