@@ -82,7 +82,7 @@ def test_same_input_gives_the_same_report(project_copy, tmp_path):
 
 def test_default_report_goes_to_dot_audit(project_copy):
     root = project_copy("textkit")
-    result = run_audit("tests_strong", "-q", "--no-mutation", cwd=root)
+    result = run_audit("tests_strong", "-q", "--no-mutation", "--no-probes", cwd=root)
     assert result.returncode == 0, result.stderr
     assert (root / ".audit" / "report.json").is_file()
 
@@ -92,6 +92,7 @@ def test_gate_failure_exits_1_and_names_the_condition(project_copy, tmp_path):
     result = run_audit(
         "tests_shallow",
         "-q",
+        "--no-probes",
         "--max-smells",
         "high=0",
         "--json",
@@ -112,7 +113,9 @@ def test_gate_from_pyproject_passes_on_the_strong_suite(project_copy, tmp_path):
         pyproject.read_text()
         + "\n[tool.audit.gate]\nmin_line_coverage = 95\nmax_smells = { high = 0 }\n"
     )
-    result = run_audit("tests_strong", "-q", "--json", str(tmp_path / "r.json"), cwd=root)
+    result = run_audit(
+        "tests_strong", "-q", "--no-probes", "--json", str(tmp_path / "r.json"), cwd=root
+    )
     assert result.returncode == 0, result.stdout
     assert "gate: PASS (2 conditions)" in result.stdout
 
@@ -124,7 +127,13 @@ def test_outputs_from_pyproject_are_written_relative_to_the_project(project_copy
     work = tmp_path / "elsewhere"
     work.mkdir()
     result = run_audit(
-        str(root / "tests_strong"), "-q", "--no-mutation", "--markdown", "s.md", cwd=work
+        str(root / "tests_strong"),
+        "-q",
+        "--no-mutation",
+        "--no-probes",
+        "--markdown",
+        "s.md",
+        cwd=work,
     )
     assert result.returncode == 0, result.stderr
     assert (root / "out" / "gate.xml").read_text().startswith("<?xml")
@@ -155,7 +164,13 @@ def test_missing_test_folder_exits_2(tmp_path):
 def test_unwritable_report_path_is_a_clear_error(project_copy):
     root = project_copy("textkit")
     result = run_audit(
-        "tests_strong", "-q", "--no-mutation", "--json", "/proc/nope/report.json", cwd=root
+        "tests_strong",
+        "-q",
+        "--no-mutation",
+        "--no-probes",
+        "--json",
+        "/proc/nope/report.json",
+        cwd=root,
     )
     assert result.returncode == 2
     assert result.stderr.startswith("audit: report: cannot write /proc/nope/report.json")
@@ -184,7 +199,16 @@ def test_ctrl_c_during_mutation_writes_a_partial_report_and_the_rerun_resumes(pr
     root = project_copy("shop")
     before = tree_digest(root)
     report = root.parent / "partial.json"
-    command = [sys.executable, "-m", "auditor", "tests_shallow", "-q", "--json", str(report)]
+    command = [
+        sys.executable,
+        "-m",
+        "auditor",
+        "tests_shallow",
+        "-q",
+        "--no-probes",
+        "--json",
+        str(report),
+    ]
     process = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 90
     while cached_results(root) < 20 and time.monotonic() < deadline:
@@ -199,7 +223,7 @@ def test_ctrl_c_during_mutation_writes_a_partial_report_and_the_rerun_resumes(pr
     done = len(partial["mutation"]["mutants"])
     full = partial["mutation"]["scope"]["selected"]
     assert 20 <= done < full
-    rerun = run_audit("tests_shallow", "-q", "--json", str(report), cwd=root)
+    rerun = run_audit("tests_shallow", "-q", "--no-probes", "--json", str(report), cwd=root)
     assert rerun.returncode == 0, rerun.stderr
     resumed = json.loads(report.read_text())["mutation"]
     assert resumed["cache_hits"] > 0
