@@ -72,13 +72,14 @@ def test_most_survivors_of_a_shallow_suite_get_a_witness(fixture_runs, name):
     assert all(w["input"] and w["original"] != w["mutant"] for w in found)
 
 
-def test_suggested_tests_appended_to_the_suite_kill_their_mutants(fixture_runs, tmp_path):
+@pytest.mark.parametrize("name", SHALLOW_FIXTURES)
+def test_suggested_tests_appended_to_the_suite_kill_their_mutants(fixture_runs, tmp_path, name):
     """Exactly what the issue asks: paste every suggested test into the shallow suite and
     audit again; each mutant a test was suggested for is now killed."""
-    _, report, root, _ = fixture_runs["shop", "tests_shallow"]
+    _, report, root, _ = fixture_runs[name, "tests_shallow"]
     suggested = {w["mutant_id"]: w["test"] for w in report["probes"]["witnesses"] if w["test"]}
     assert len(suggested) >= 50
-    project = tmp_path / "shop"
+    project = tmp_path / name
     import shutil
 
     shutil.copytree(root, project, ignore=shutil.ignore_patterns(".audit", "__pycache__"))
