@@ -33,9 +33,14 @@ def _search(
     examples: int,
     counter: _Counter,
 ) -> Example | None:
+    satisfied: list[Example] = []
+
     def counted(example: Example) -> bool:
         counter.examples += 1
-        return condition(example)
+        if condition(example):
+            satisfied[:] = [example]
+            return True
+        return False
 
     try:
         return find(
@@ -52,8 +57,8 @@ def _search(
         )
     except (NoSuchExample, Unsatisfiable):
         return None
-    except Exception:  # Flaky: the input behaved differently on a rerun (slow, memory)
-        return None
+    except Exception:  # Flaky: the input behaved differently on a rerun (a hang, memory)
+        return satisfied[0] if satisfied else None
 
 
 def _relative(spec: ProbeSpec, path: str) -> str:

@@ -239,3 +239,24 @@ def test_an_allowed_deleting_function_is_probed_but_cannot_delete(tmp_path):
     functions = {f["function"]: f for f in json.loads(out.read_text())["probes"]["functions"]}
     assert functions["tidy"]["status"] == "probed"
     assert tree_digest(root) == before
+
+
+def test_a_function_that_hangs_on_a_large_input_is_reported_with_that_input(tmp_path):
+    root = _project(
+        tmp_path / "hangs",
+        """
+        def spin(n: int) -> int:
+            i = 0
+            while i < n:
+                i += 1
+            return i
+        """,
+        "from pkg.core import spin\n\ndef test_spin():\n    assert spin(3) == 3\n",
+    )
+    out = tmp_path / "hangs.json"
+    result = run_audit("tests", "-q", "--no-mutation", "--json", str(out), cwd=root)
+    assert result.returncode == 0, result.stderr
+    (finding,) = json.loads(out.read_text())["probes"]["findings"]
+    assert finding["kind"] == "unhandled_crash"
+    assert finding["message"] == "hangs: no return within 0.5s"
+    assert finding["input"] == "spin(9223372036854775808)"
