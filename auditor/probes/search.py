@@ -27,6 +27,20 @@ class _Counter:
         self.examples = 0
 
 
+def search_settings(examples: int, shrink: bool) -> settings:
+    """Deterministic (derandomized, no example database in the user's tree), no
+    deadline (the call timeout bounds a call), no health checks (a probe is not a test)."""
+    phases = (Phase.explicit, Phase.generate) + ((Phase.shrink,) if shrink else ())
+    return settings(
+        database=None,
+        derandomize=True,
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        phases=phases,
+    )
+
+
 def _search(
     subject: Subject,
     condition: Callable[[Example], bool],
@@ -46,14 +60,7 @@ def _search(
         return find(
             subject.strategy,
             counted,
-            settings=settings(
-                database=None,
-                derandomize=True,
-                max_examples=examples,
-                deadline=None,
-                suppress_health_check=list(HealthCheck),
-                phases=(Phase.explicit, Phase.generate, Phase.shrink),
-            ),
+            settings=search_settings(examples, shrink=True),
         )
     except (NoSuchExample, Unsatisfiable):
         return None

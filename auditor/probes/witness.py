@@ -18,13 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import FunctionType
 
-from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis import find
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 from pydantic import BaseModel
 
 from auditor.engine.swap import module_for, reexecute_module, swap_function
 from auditor.probes.calls import CallTimeout, Example, Outcome, Subject, _on_alarm, equal, same
 from auditor.probes.protocol import ProbeSpec, SurvivorSpec
+from auditor.probes.search import search_settings
 from auditor.probes.suggest import NoLiteral, name_for, render, run_test
 from auditor.report import Witness
 
@@ -68,14 +69,7 @@ def examples_for(subject: Subject, count: int) -> list[Example]:
         find(
             subject.strategy,
             keep,
-            settings=settings(
-                database=None,
-                derandomize=True,
-                max_examples=count,
-                deadline=None,
-                suppress_health_check=list(HealthCheck),
-                phases=(Phase.explicit, Phase.generate),
-            ),
+            settings=search_settings(count, shrink=False),
         )
     return found
 
