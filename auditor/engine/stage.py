@@ -40,7 +40,7 @@ from mutators.registry import UnknownFamily, operators
 Progress = Callable[[int, int | None, str], None]
 
 
-def _module_name(path: Path, source_roots: tuple[Path, ...]) -> str:
+def module_name(path: Path, source_roots: tuple[Path, ...]) -> str:
     for root in source_roots:
         if root in path.parents:
             parts = list(path.relative_to(root).with_suffix("").parts)
@@ -56,6 +56,23 @@ def _shared_digest(project: Project, config: AuditConfig) -> str:
         digest.update(conftest.read_bytes())
     digest.update(repr((config.mutant_timeout_factor, config.mutant_timeout_constant)).encode())
     return digest.hexdigest()
+
+
+def planner_for(project: Project, config: AuditConfig, baseline: BaselineSection) -> Planner:
+    """The planner of this run's mutants: the same ids and code for every stage."""
+    try:
+        chosen = operators(config.mutators, config.disable_mutators)
+    except UnknownFamily as exc:
+        raise ConfigError(str(exc)) from None
+    return Planner(
+        project.root,
+        baseline,
+        chosen,
+        TimeoutPolicy(config.mutant_timeout_factor, config.mutant_timeout_constant),
+        _shared_digest(project, config),
+        module_level=config.module_level,
+        copy_path=config.copy_path,
+    )
 
 
 def _job(mutant: PlannedMutant, module_name: str) -> Job:
@@ -239,23 +256,11 @@ def run_mutation(
 ) -> MutationSection:
     started = time.perf_counter()
     deadline = time.monotonic() + config.time_budget if config.time_budget else None
-    try:
-        chosen = operators(config.mutators, config.disable_mutators)
-    except UnknownFamily as exc:
-        raise ConfigError(str(exc)) from None
-    planner = Planner(
-        project.root,
-        baseline,
-        chosen,
-        TimeoutPolicy(config.mutant_timeout_factor, config.mutant_timeout_constant),
-        _shared_digest(project, config),
-        module_level=config.module_level,
-        copy_path=config.copy_path,
-    )
+    planner = planner_for(project, config, baseline)
     planned = plan(planner, project.source_files)
     in_scope, scope = _select_scope(project, config, planned)
     module_names = {
-        str(path): _module_name(path, project.source_roots) for path in project.source_files
+        str(path): module_name(path, project.source_roots) for path in project.source_files
     }
     cache = ResultCache(project.root / ".audit" / "cache.sqlite")
     results: dict[str, JobResult] = {}

@@ -21,6 +21,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from auditor.probes.protocol import TargetSpec
+from auditor.report import FunctionProbe, ParamStrategy
+
 
 def _run_forked(work: Callable[[], BaseModel], budget: float) -> tuple[str | None, str]:
     """(JSON result, '') or (None, why it has none)."""
@@ -176,14 +179,15 @@ def main(spec_path: str) -> int:
     return 0
 
 
-def _probe(target, status, reason, params):  # type: ignore[no-untyped-def]
-    from auditor.report import FunctionProbe
-
+def _probe(
+    target: TargetSpec, status: str, reason: str, params: list[ParamStrategy]
+) -> FunctionProbe:
+    """The record of a function whose probes did not run (or did not finish)."""
     return FunctionProbe(
         file=target.file,
         function=target.qualname,
         line=target.line,
-        status=status,
+        status=status,  # type: ignore[arg-type]
         reason=reason,
         params=params,
     )

@@ -1,5 +1,5 @@
-"""The probes themselves, run inside a forked child of the probe process: the crash probe,
-untested error paths, edge classes never tried, and the witness search for a survivor.
+"""The probes of one function, run inside a forked child of the probe process: the crash
+probe, untested error paths and edge classes never tried (witnesses: `witness.py`).
 
 Every search is Hypothesis's `find`: derandomized, no database, bounded examples, and
 the shrinker turns the first input found into a minimal one."""

@@ -19,8 +19,8 @@ from pydantic import ValidationError
 from auditor.baseline.coverage_data import relative
 from auditor.config import AuditConfig
 from auditor.discovery import Project
-from auditor.engine.plan import Planner, TimeoutPolicy, plan
-from auditor.engine.stage import _module_name, _shared_digest
+from auditor.engine.plan import plan
+from auditor.engine.stage import module_name, planner_for
 from auditor.errors import AuditError
 from auditor.isolation import Isolation
 from auditor.probes.protocol import (
@@ -39,7 +39,6 @@ from auditor.report import (
     ProbesSection,
     Witness,
 )
-from mutators.registry import operators
 
 Progress = Callable[[int, int | None, str], None]
 WITNESS_CANDIDATES = 6
@@ -50,7 +49,7 @@ called directly (a private helper, a property, import-time code), observed ones 
 def _targets(project: Project) -> list[Target]:
     found = []
     for path in project.source_files:
-        module = _module_name(path, project.source_roots)
+        module = module_name(path, project.source_roots)
         found += find_targets(path, relative(str(path), project.root), module)
     return sorted(found, key=lambda target: target.key)
 
@@ -96,15 +95,7 @@ def _survivors(
     survived = [m for m in mutation.mutants if m.status == "Survived"]
     if not survived:
         return [], []
-    planner = Planner(
-        project.root,
-        baseline,
-        operators(config.mutators, config.disable_mutators),
-        TimeoutPolicy(config.mutant_timeout_factor, config.mutant_timeout_constant),
-        _shared_digest(project, config),
-        module_level=config.module_level,
-        copy_path=config.copy_path,
-    )
+    planner = planner_for(project, config, baseline)
     files = sorted({m.file for m in survived})
     planned = {m.id: m for m in plan(planner, [project.root / file for file in files])}
     specs, unsearchable = [], []
@@ -131,7 +122,7 @@ def _survivors(
             code = zlib.decompress(planned_mutant.function_code)
             spec.code_b64 = base64.b64encode(code).decode()
         else:
-            spec.module_name = _module_name(Path(planned_mutant.abs_path), project.source_roots)
+            spec.module_name = module_name(Path(planned_mutant.abs_path), project.source_roots)
             spec.module_source = planned_mutant.site.apply(planned_mutant.source)
         specs.append(spec)
     return specs, unsearchable

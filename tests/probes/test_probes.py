@@ -238,6 +238,7 @@ def test_an_allowed_deleting_function_is_probed_but_cannot_delete(tmp_path):
     assert result.returncode == 0, result.stderr
     functions = {f["function"]: f for f in json.loads(out.read_text())["probes"]["functions"]}
     assert functions["tidy"]["status"] == "probed"
+    assert functions["tidy"]["examples"] > 0  # it was called, 'victim.txt' among the inputs
     assert tree_digest(root) == before
 
 
