@@ -189,6 +189,23 @@ def _output_targets(
     type=click.Path(),
     help="Ratchet: fail on regressions against this previous JSON report.",
 )
+@click.option(
+    "--escalate/--no-escalate",
+    default=None,
+    help="Harden weak modules: the deep model (API key set) or witness tests (offline).",
+)
+@click.option("--deep-model", metavar="NAME", help="Model that writes the hardening tests.")
+@click.option("--base-url", metavar="URL", help="OpenAI-compatible endpoint, e.g. vLLM's /v1.")
+@click.option(
+    "--hardened-dir", type=click.Path(), help="Where accepted tests go (.audit/hardened)."
+)
+@click.option("--apply", is_flag=True, default=None, help="Copy accepted tests into the suite.")
+@click.option(
+    "--require-escalation",
+    is_flag=True,
+    default=None,
+    help="Gate: fail unless escalation accepted at least one test.",
+)
 @_output_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars, only the summary.")
 def run(
@@ -226,6 +243,12 @@ def run(
     max_surviving: int | None,
     max_pseudo_tested: int | None,
     baseline_report: str | None,
+    escalate: bool | None,
+    deep_model: str | None,
+    base_url: str | None,
+    hardened_dir: str | None,
+    apply: bool | None,
+    require_escalation: bool | None,
     quiet: bool,
 ) -> None:
     """Audit the pytest suite in TESTS (default: the configured tests, or tests/)."""
@@ -286,6 +309,17 @@ def run(
         gate["baseline_report"] = str((cwd / baseline_report).resolve())
     if gate:
         overrides["gate"] = gate
+    escalation = {
+        "enabled": True if require_escalation or apply else escalate,
+        "deep_model": deep_model,
+        "base_url": base_url,
+        "hardened_dir": hardened_dir,
+        "apply": apply,
+        "require": require_escalation,
+    }
+    escalation = {key: value for key, value in escalation.items() if value is not None}
+    if escalation:
+        overrides["escalation"] = escalation
 
     config, root = resolve_config(
         list(tests), overrides, cwd, Path(config_file).resolve() if config_file else None

@@ -62,6 +62,43 @@ class OutputsConfig(_Strict):
     junit: str | None = None
 
 
+class EscalationConfig(_Strict):
+    """Hardening weak modules with the deep model (`--escalate`). The API key is read from
+    the environment variable named by `api_key_env`, never from a file."""
+
+    enabled: bool = False
+    base_url: str | None = None
+    """An OpenAI-compatible endpoint (`http://127.0.0.1:8000/v1` for vLLM or Ollama);
+    None means the client's default (api.openai.com, or `OPENAI_BASE_URL`)."""
+    api_key_env: str = "OPENAI_API_KEY"
+    api: Literal["chat", "responses"] = "chat"
+    """`chat` (/v1/chat/completions, what every compatible server has) or `responses`."""
+    deep_model: str = "gpt-5.1-codex"
+    fast_model: str = "gpt-5.1-codex-mini"
+    request_timeout: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=2, ge=0)
+    weak_below: float = Field(default=70.0, ge=0, le=100)
+    """A module whose score on covered code is below this is weak."""
+    max_modules: int = Field(default=5, ge=0)
+    max_requests: int = Field(default=20, ge=0)
+    max_tokens: int = Field(default=200_000, ge=0)
+    """Prompt + completion tokens over the whole run; no request starts beyond it."""
+    max_cost: float | None = Field(default=None, ge=0)
+    prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """Model -> (input, output) price per million tokens, for the cost and `max_cost`."""
+    repair_rounds: int = Field(default=1, ge=0)
+    """Rounds that send the model its candidates' failures and take corrected tests."""
+    candidate_runs: int = Field(default=3, ge=1)
+    """Runs of the suite with the candidates, each in another order, that they must pass."""
+    candidate_timeout: float = Field(default=5.0, gt=0)
+    """Seconds a candidate test may run on the original code."""
+    hardened_dir: str = ".audit/hardened"
+    apply: bool = False
+    """Also copy the hardened tests into the suite's folder (never overwriting a file)."""
+    require: bool = False
+    """Fail the run (exit 1) when escalation was asked for and accepted no test."""
+
+
 class AuditConfig(_Strict):
     """Everything a run needs to know besides the paths on the command line."""
 
@@ -119,6 +156,7 @@ class AuditConfig(_Strict):
     """Seconds the mutation stage may take; mutants run in a stratified random order."""
     verify_sample: int = Field(default=0, ge=0)
     """Re-check this many random mutants with a fresh run on a materialized copy."""
+    escalation: EscalationConfig = Field(default_factory=EscalationConfig)
     gate: GateConfig = Field(default_factory=GateConfig)
     outputs: OutputsConfig = Field(default_factory=OutputsConfig)
 
@@ -157,9 +195,14 @@ def load_config(pyproject: Path | None, overrides: dict[str, Any]) -> AuditConfi
     merged = config.model_dump()
     overrides = dict(overrides)
     gate_overrides = overrides.pop("gate", {})
+    escalation_overrides = overrides.pop("escalation", {})
     merged.update(overrides)
     merged["gate"].update(gate_overrides)
+    merged["escalation"].update(escalation_overrides)
     try:
-        return AuditConfig.model_validate(merged)
+        config = AuditConfig.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, "command line")) from None
+    if config.escalation.enabled and not config.mutation:
+        raise ConfigError("escalation needs mutation testing (drop --no-mutation)")
+    return config

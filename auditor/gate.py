@@ -8,6 +8,7 @@ from auditor.config import GateConfig
 from auditor.report import (
     BaselineSection,
     CoverageSection,
+    EscalationSection,
     GateCondition,
     GateSection,
     MutationScores,
@@ -233,4 +234,19 @@ def evaluate(
     if previous is not None:
         conditions += ratchet(config, previous, coverage, smells, mutation)
     verdict = "pass" if all(condition.passed for condition in conditions) else "fail"
+    return GateSection(verdict=verdict, conditions=conditions)
+
+
+def require_escalation(gate: GateSection, escalation: EscalationSection) -> GateSection:
+    """`--require-escalation`: the run fails unless hardening accepted at least one test."""
+    accepted = sum(module.accepted for module in escalation.modules)
+    condition = GateCondition(
+        name="require_escalation",
+        threshold=1,
+        actual=accepted,
+        passed=accepted >= 1,
+        message=f"escalation accepted {accepted} tests (at least 1 required)",
+    )
+    conditions = [*gate.conditions, condition]
+    verdict = "pass" if all(c.passed for c in conditions) else "fail"
     return GateSection(verdict=verdict, conditions=conditions)

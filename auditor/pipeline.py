@@ -21,7 +21,8 @@ from auditor.discovery import Project, discover, find_rootdir
 from auditor.engine.distributed import check_scheduler
 from auditor.engine.stage import run_mutation
 from auditor.errors import ConfigError, DiscoveryError
-from auditor.gate import evaluate
+from auditor.escalation.stage import run_escalation
+from auditor.gate import evaluate, require_escalation
 from auditor.isolation import choose
 from auditor.probes.stage import run_probes
 from auditor.progress import SilentProgress, StageProgress
@@ -152,7 +153,7 @@ def run_audit(
         mutation.interrupted or (mutation.stopped_by_budget and config.sample is None)
     )
     stopped = stopped or (probes is not None and probes.interrupted)
-    return Report(
+    report = Report(
         status="incomplete" if stopped else "complete",
         tool=tool_info(),
         project=_project_info(project),
@@ -167,6 +168,16 @@ def run_audit(
         probes=probes,
         gate=gate,
     )
+    if config.escalation.enabled and mutation is not None and not stopped:
+        # The gate judges the suite as the user has it; hardened tests are a proposal.
+        with clock.stage("escalate") as done:
+            report.escalation = run_escalation(project, config, report, progress.update)
+            accepted = sum(module.accepted for module in report.escalation.modules)
+            done(f"{accepted} tests accepted ({report.escalation.mode})")
+        if config.escalation.require:
+            report.gate = require_escalation(report.gate, report.escalation)
+        report.timings = clock.timings
+    return report
 
 
 def _sources(project: Project) -> dict[str, str]:

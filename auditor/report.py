@@ -22,6 +22,9 @@ Schema history:
      `probes`: per function the strategy of each parameter, findings (unhandled crashes,
      untested error paths, edge classes never tried) and a witness or "likely
      equivalent" per surviving mutant.
+  6: `escalation`: weak modules and why, every candidate test with the stage it reached
+     and why it stopped, the funnel, measured before/after scores per module, model
+     usage, hardened files.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any, Literal
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -421,6 +424,86 @@ class ProbesSection(_Model):
     """Ctrl-C stopped the stage: the results listed are those that had come in."""
 
 
+CandidateStage = Literal[
+    "generated", "parsed", "clean", "passes", "stable", "adds value", "accepted"
+]
+"""How far a candidate test got through the filter chain, in order."""
+
+
+class Candidate(_Model):
+    """One test the model (or a witness) proposed, and what the filter chain made of it."""
+
+    id: str
+    """`<module file>#<round>.<n>`: stable for the same answers."""
+    module: str
+    """The source file it was asked for."""
+    origin: Literal["model", "repair", "witness"]
+    round: int
+    name: str
+    code: str
+    targets: list[str] = Field(default_factory=list)
+    """Mutant ids it says it kills (the model's claim; `kills` is what it did)."""
+    rationale: str = ""
+    stage: CandidateStage
+    """The last stage it passed."""
+    accepted: bool = False
+    reason: str = ""
+    """Why it stopped where it did (the failing assertion, the smell, 'kills nothing')."""
+    suspected_bug: bool = False
+    """It failed on the original code with an assertion: a bug in the code, or a wrong
+    oracle. Worth a human look either way."""
+    kills: list[str] = Field(default_factory=list)
+    new_lines: dict[str, list[int]] = Field(default_factory=dict)
+    """Source file -> lines it runs that the suite did not."""
+    new_arcs: int = 0
+
+
+class EscalatedModule(_Model):
+    file: str
+    reasons: list[str]
+    """Why the policy found it weak."""
+    survivors: int
+    """Surviving mutants, likely equivalent ones left out: the rank."""
+    escalated: bool
+    """False when the budget ran out before its turn."""
+    request: str = ""
+    """The request as written under `.audit/escalation/`, relative to the project root."""
+    before: MutationScores | None = None
+    after: MutationScores | None = None
+    """Measured again with the hardened tests in the suite (same mutants)."""
+    newly_killed: list[str] = Field(default_factory=list)
+    hardened_file: str = ""
+    accepted: int = 0
+
+
+class ModelUsage(_Model):
+    requests: int = 0
+    failed_requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+
+
+class EscalationSection(_Model):
+    mode: Literal["model", "offline"]
+    """`model` when an API key was set; `offline` writes the requests out and hardens with
+    tests built from the probes' witnesses."""
+    model: str = ""
+    modules: list[EscalatedModule]
+    candidates: list[Candidate]
+    funnel: dict[str, int]
+    """Candidates that reached each stage, in the chain's order."""
+    usage: ModelUsage = Field(default_factory=ModelUsage)
+    errors: list[str] = Field(default_factory=list)
+    """Requests that failed for good (after retries), one line each."""
+    budget_exhausted: str = ""
+    """Which limit stopped escalation early, if one did."""
+    hardened_files: list[str] = Field(default_factory=list)
+    applied_files: list[str] = Field(default_factory=list)
+    log_dir: str = ""
+    duration: float = 0.0
+
+
 class SandboxInfo(_Model):
     level: Literal["os", "guard", "none"]
     """`os`: namespaces (read-only files, no network) and the guard; `guard`: the
@@ -443,7 +526,7 @@ class Report(_Model):
     """Relative path -> text of each file under test."""
     mutation: MutationSection | None = None
     probes: ProbesSection | None = None
-    escalation: None = None
+    escalation: EscalationSection | None = None
     gate: GateSection
 
     def to_json_bytes(self) -> bytes:

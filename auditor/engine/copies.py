@@ -21,7 +21,7 @@ from auditor.discovery import Project
 from auditor.errors import AuditError
 from auditor.isolation import choose
 
-_IGNORED = shutil.ignore_patterns(".audit", ".git", "__pycache__", ".benchmarks", ".hypothesis")
+IGNORED = shutil.ignore_patterns(".audit", ".git", "__pycache__", ".benchmarks", ".hypothesis")
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class CopyPool:
                 self._made += 1
                 home = Path(self._scratch.name) / f"copy-{self._made}"
                 copy = home / self.project.root.name
-                shutil.copytree(self.project.root, copy, ignore=_IGNORED, symlinks=True)
+                shutil.copytree(self.project.root, copy, ignore=IGNORED, symlinks=True)
                 return copy
         return self._free.get()
 

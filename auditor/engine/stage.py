@@ -253,12 +253,16 @@ def run_mutation(
     config: AuditConfig,
     baseline: BaselineSection,
     progress: Progress,
+    only: set[str] | None = None,
 ) -> MutationSection:
+    """`only`: run just the mutants with these ids (escalation re-measures survivors)."""
     started = time.perf_counter()
     deadline = time.monotonic() + config.time_budget if config.time_budget else None
     planner = planner_for(project, config, baseline)
     planned = plan(planner, project.source_files)
     in_scope, scope = _select_scope(project, config, planned)
+    if only is not None:
+        in_scope = [m for m in in_scope if m.id in only]
     module_names = {
         str(path): module_name(path, project.source_roots) for path in project.source_files
     }

@@ -1,0 +1,90 @@
+"""Which modules are weak, and in which order they go to the deep model.
+
+A module is a source file together with the tests that cover it. It is weak when its
+score on covered code is below the threshold, it has pseudo-tested functions, tests
+without a real oracle cover it, or the probes crashed it; weak modules are ranked by the
+surviving mutants a new test could still kill (likely equivalent ones left out).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from auditor.report import BaselineSection, MutationSection, ProbesSection, SmellsSection
+
+ORACLE_SMELLS = {"AT001": "assertion-free", "AT005": "weak-oracle"}
+
+
+@dataclass
+class WeakModule:
+    file: str
+    reasons: list[str]
+    survivors: list[str]
+    """Ids of surviving mutants that are not likely equivalent, sorted."""
+    uncovered: list[str] = field(default_factory=list)
+    """Ids of NoCoverage mutants: new tests may reach and kill them too."""
+
+    @property
+    def targets(self) -> list[str]:
+        return sorted({*self.survivors, *self.uncovered})
+
+
+def _nodeid(file: str, test: str) -> str:
+    return f"{file}::{test.replace('.', '::')}"
+
+
+def weak_modules(
+    baseline: BaselineSection,
+    smells: SmellsSection,
+    mutation: MutationSection,
+    probes: ProbesSection | None,
+    weak_below: float,
+) -> list[WeakModule]:
+    """Weak modules, most surviving mutants first (then by path, for a stable order)."""
+    equivalent = {
+        w.mutant_id for w in (probes.witnesses if probes else []) if w.status == "likely_equivalent"
+    }
+    smelly: dict[str, set[str]] = {}
+    for smell in smells.findings:
+        if smell.code in ORACLE_SMELLS and smell.test:
+            smelly.setdefault(_nodeid(smell.file, smell.test), set()).add(smell.code)
+    crashes: dict[str, int] = {}
+    for finding in probes.findings if probes else []:
+        if finding.kind == "unhandled_crash":
+            crashes[finding.file] = crashes.get(finding.file, 0) + 1
+    pseudo: dict[str, list[str]] = {}
+    for name in mutation.pseudo_tested:
+        file, function = name.split("::", 1)
+        pseudo.setdefault(file, []).append(function)
+
+    modules = []
+    for file_scores in mutation.files:
+        file = file_scores.path
+        reasons = []
+        covered = file_scores.scores.covered_score
+        if covered is not None and covered < weak_below:
+            reasons.append(f"score on covered code {covered:g}% < {weak_below:g}%")
+        if file in pseudo:
+            reasons.append(f"pseudo-tested: {', '.join(sorted(pseudo[file]))}")
+        codes = sorted(
+            {
+                code
+                for test in baseline.tests
+                if test.reliable and file in test.lines
+                for code in smelly.get(test.nodeid, ())
+            }
+        )
+        for code in codes:
+            reasons.append(f"covered by {ORACLE_SMELLS[code]} tests ({code})")
+        if file in crashes:
+            reasons.append(f"{crashes[file]} unhandled crashes found by the probes")
+        if not reasons:
+            continue
+        mutants = [m for m in mutation.mutants if m.file == file]
+        survivors = sorted(
+            m.id for m in mutants if m.status == "Survived" and m.id not in equivalent
+        )
+        uncovered = sorted(m.id for m in mutants if m.status == "NoCoverage")
+        modules.append(WeakModule(file, reasons, survivors, uncovered))
+    modules.sort(key=lambda module: (-len(module.survivors), module.file))
+    return modules

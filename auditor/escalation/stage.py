@@ -1,0 +1,373 @@
+"""The escalate stage: weak modules go to the deep model; only proven tests are kept.
+
+With an API key: one request per weak module (within the budget), the answers through
+the filter chain, repair rounds that send the failures back, then the accepted tests
+written to `.audit/hardened/` and measured again. Without a key: the requests are written
+out, and the probes' witnesses become characterization tests that go through the same
+chain. Everything sent and received is kept under `.audit/escalation/`; the key is not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from auditor.baseline.coverage_data import relative
+from auditor.config import AuditConfig, EscalationConfig
+from auditor.discovery import Project
+from auditor.engine import scoring
+from auditor.engine.stage import module_name
+from auditor.escalation import prompts
+from auditor.escalation.hardened import compose
+from auditor.escalation.model import ChatModel, ModelError, Reply, TestProposal
+from auditor.escalation.policy import WeakModule, weak_modules
+from auditor.escalation.proving import STAGES, Proof, measure_files, minimize, prove
+from auditor.report import (
+    Candidate,
+    EscalatedModule,
+    EscalationSection,
+    ModelUsage,
+    Mutant,
+    Report,
+)
+
+Progress = Callable[[int, int | None, str], None]
+
+
+def api_key(config: EscalationConfig) -> str | None:
+    return os.environ.get(config.api_key_env) or None
+
+
+@dataclass
+class Budget:
+    """The limits of one run: modules, requests, tokens and (with prices) cost."""
+
+    config: EscalationConfig
+    usage: ModelUsage
+    exhausted: str = ""
+
+    def price(self, model: str, prompt: int, completion: int) -> float | None:
+        if model not in self.config.prices:
+            return None
+        per_input, per_output = self.config.prices[model]
+        return (prompt * per_input + completion * per_output) / 1_000_000
+
+    def allows_request(self) -> bool:
+        config, usage = self.config, self.usage
+        if usage.requests >= config.max_requests:
+            self.exhausted = f"max_requests ({config.max_requests}) reached"
+        elif usage.prompt_tokens + usage.completion_tokens >= config.max_tokens:
+            self.exhausted = f"max_tokens ({config.max_tokens}) reached"
+        elif config.max_cost is not None and (usage.cost or 0.0) >= config.max_cost:
+            self.exhausted = f"max_cost ({config.max_cost:g}) reached"
+        else:
+            return True
+        return False
+
+    def record(self, model: str, reply: Reply | None) -> None:
+        self.usage.requests += 1
+        if reply is None:
+            self.usage.failed_requests += 1
+            return
+        self.usage.prompt_tokens += reply.prompt_tokens
+        self.usage.completion_tokens += reply.completion_tokens
+        cost = self.price(model, reply.prompt_tokens, reply.completion_tokens)
+        if cost is not None:
+            self.usage.cost = round((self.usage.cost or 0.0) + cost, 6)
+
+
+def _slug(file: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", file.removesuffix(".py")).strip("_")
+
+
+class _Log:
+    """`.audit/escalation/`: every request, answer and verdict of the run, in files."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.folder = root / ".audit" / "escalation"
+        if self.folder.exists():
+            shutil.rmtree(self.folder)
+        self.folder.mkdir(parents=True)
+
+    def write(self, name: str, text: str) -> str:
+        path = self.folder / name
+        path.write_text(text, encoding="utf-8")
+        return relative(str(path), self.root)
+
+
+class Escalation:
+    def __init__(self, project: Project, config: AuditConfig, report: Report, progress: Progress):
+        self.project = project
+        self.config = config
+        self.settings = config.escalation
+        self.report = report
+        self.progress = progress
+        self.log = _Log(project.root)
+        self.usage = ModelUsage()
+        self.budget = Budget(self.settings, self.usage)
+        self.errors: list[str] = []
+        self.candidates: list[Candidate] = []
+        self.proofs: list[Proof] = []
+
+    def _module(self, file: str) -> str:
+        return module_name(self.project.root / file, self.project.source_roots)
+
+    def _intake(
+        self, module: WeakModule, proposals: list[TestProposal], origin: str, round_: int
+    ) -> list[Candidate]:
+        made = []
+        for number, proposal in enumerate(proposals, start=1):
+            made.append(
+                Candidate(
+                    id=f"{module.file}#{round_}.{number}",
+                    module=module.file,
+                    origin=origin,  # type: ignore[arg-type]
+                    round=round_,
+                    name=re.sub(r"\W+", "_", proposal.name).strip("_") or f"test_{number}",
+                    code=proposal.code,
+                    targets=sorted(set(proposal.targets)),
+                    rationale=proposal.rationale,
+                    stage="generated",
+                )
+            )
+        self.candidates.extend(made)
+        return made
+
+    def _ask(self, model: ChatModel, prompt: prompts.Prompt, name: str) -> Reply | None:
+        if not self.budget.allows_request():
+            return None
+        self.log.write(f"{name}.request.md", prompt.as_markdown())
+        try:
+            reply = model.ask(prompt)
+        except ModelError as exc:
+            self.budget.record(model.model, None)
+            self.errors.append(f"{name}: {exc}")
+            self.log.write(f"{name}.error.txt", f"{exc}\n")
+            return None
+        self.budget.record(model.model, reply)
+        self.log.write(f"{name}.response.txt", reply.text)
+        if not reply.proposals:
+            self.errors.extend(f"{name}: {note}" for note in reply.notes)
+        return reply
+
+    def _prove(self, candidates: list[Candidate], targets: set[str]) -> None:
+        if candidates:
+            self.proofs.append(
+                prove(
+                    self.project,
+                    self.config,
+                    self.report.baseline,
+                    candidates,
+                    targets,
+                    self.progress,
+                )
+            )
+
+    def run_model(self, modules: list[WeakModule], key: str) -> None:
+        settings = self.settings
+        model = ChatModel(
+            settings.deep_model,
+            key,
+            settings.base_url,
+            settings.api,
+            settings.request_timeout,
+            settings.max_retries,
+        )
+        try:
+            asked: dict[str, list[Candidate]] = {}
+            for module in modules:
+                reply = self._ask(
+                    model,
+                    prompts.harden(self.report, module, self._module(module.file)),
+                    _slug(module.file),
+                )
+                if reply is not None:
+                    asked[module.file] = self._intake(module, reply.proposals, "model", 0)
+            targets = {t for m in modules for t in m.targets}
+            self._prove([c for batch in asked.values() for c in batch], targets)
+            for round_ in range(1, settings.repair_rounds + 1):
+                repaired = []
+                for module in modules:
+                    rejected = [
+                        c
+                        for c in asked.get(module.file, [])
+                        if c.stage in ("generated", "parsed", "clean")
+                    ]
+                    if not rejected:
+                        continue
+                    name = f"{_slug(module.file)}.repair{round_}"
+                    reply = self._ask(model, prompts.repair(module, rejected), name)
+                    if reply is not None:
+                        asked[module.file] = self._intake(module, reply.proposals, "repair", round_)
+                        repaired += asked[module.file]
+                self._prove(repaired, targets)
+        finally:
+            model.close()
+
+    def run_offline(self, modules: list[WeakModule]) -> None:
+        witnesses = {
+            w.mutant_id: w
+            for w in (self.report.probes.witnesses if self.report.probes else [])
+            if w.test
+        }
+        for module in modules:
+            proposals = [
+                TestProposal(
+                    name=re.findall(r"def (test_\w+)", witnesses[m].test)[0],
+                    code=witnesses[m].test,
+                    targets=[m],
+                    rationale=f"characterization test from the probes' witness for {m}",
+                )
+                for m in module.survivors
+                if m in witnesses
+            ]
+            self._intake(module, proposals, "witness", 0)
+        self._prove(list(self.candidates), {t for m in modules for t in m.targets})
+
+
+def run_escalation(
+    project: Project, config: AuditConfig, report: Report, progress: Progress
+) -> EscalationSection:
+    started = time.perf_counter()
+    settings = config.escalation
+    assert report.mutation is not None
+    escalation = Escalation(project, config, report, progress)
+    weak = weak_modules(
+        report.baseline, report.smells, report.mutation, report.probes, settings.weak_below
+    )
+    chosen = weak[: settings.max_modules]
+    if len(weak) > len(chosen):
+        escalation.budget.exhausted = f"max_modules ({settings.max_modules}) reached"
+    key = api_key(settings)
+    requests = {}
+    for module in chosen:
+        prompt = prompts.harden(report, module, escalation._module(module.file))
+        requests[module.file] = escalation.log.write(
+            f"{_slug(module.file)}.request.md", prompt.as_markdown()
+        )
+    if key:
+        escalation.run_model(chosen, key)
+    else:
+        escalation.run_offline(chosen)
+    minimize(escalation.candidates)
+    modules = _finish(escalation, weak, chosen, requests)
+    candidates = sorted(escalation.candidates, key=lambda c: (c.module, c.round, _number(c.id)))
+    escalation.log.write(
+        "candidates.json", json.dumps([c.model_dump(mode="json") for c in candidates], indent=2)
+    )
+    escalation.log.write("usage.json", escalation.usage.model_dump_json(indent=2))
+    hardened = sorted(m.hardened_file for m in modules if m.hardened_file)
+    return EscalationSection(
+        mode="model" if key else "offline",
+        model=settings.deep_model if key else "",
+        modules=modules,
+        candidates=candidates,
+        funnel={
+            stage: sum(STAGES.index(c.stage) >= i for c in candidates)
+            for i, stage in enumerate(STAGES)
+        },
+        usage=escalation.usage,
+        errors=escalation.errors,
+        budget_exhausted=escalation.budget.exhausted,
+        hardened_files=hardened,
+        applied_files=_apply(project, hardened) if settings.apply else [],
+        log_dir=relative(str(escalation.log.folder), project.root),
+        duration=round(time.perf_counter() - started, 3),
+    )
+
+
+def _number(candidate_id: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in candidate_id.rsplit("#", 1)[1].split("."))
+
+
+def _finish(
+    escalation: Escalation,
+    weak: list[WeakModule],
+    chosen: list[WeakModule],
+    requests: dict[str, str],
+) -> list[EscalatedModule]:
+    """Write each module's hardened file and measure the module again with it."""
+    report, config = escalation.report, escalation.config
+    assert report.mutation is not None
+    by_module: dict[str, list[Candidate]] = {}
+    for candidate in escalation.candidates:
+        if candidate.accepted:
+            by_module.setdefault(candidate.module, []).append(candidate)
+    folder = escalation.project.root / config.escalation.hardened_dir
+    files = {}
+    for file, accepted in sorted(by_module.items()):
+        accepted.sort(key=lambda c: (c.round, _number(c.id)))
+        files[file] = (f"test_{_slug(file)}_hardened.py", compose(file, accepted))
+    if folder.exists():
+        shutil.rmtree(folder)
+    after: dict[str, Mutant] = {}
+    if files:
+        folder.mkdir(parents=True)
+        for name, text in files.values():
+            (folder / name).write_text(text, encoding="utf-8")
+        targets = {t for m in chosen for t in m.targets}
+        final = _measure_hardened(
+            escalation, {name: text for name, text in files.values()}, targets
+        )
+        after = final.mutants
+        escalation.errors.extend(final.problems)
+    modules = []
+    for module in weak:
+        mine = [m for m in report.mutation.mutants if m.file == module.file]
+        now = [after.get(m.id, m) for m in mine]
+        newly = sorted(
+            m.id
+            for m, n in zip(mine, now, strict=True)
+            if not scoring.is_detected(m) and scoring.is_detected(n)
+        )
+        hardened = files.get(module.file)
+        modules.append(
+            EscalatedModule(
+                file=module.file,
+                reasons=module.reasons,
+                survivors=len(module.survivors),
+                escalated=module in chosen,
+                request=requests.get(module.file, ""),
+                before=scoring.scores(mine),
+                after=scoring.scores(now) if hardened else None,
+                newly_killed=newly,
+                hardened_file=relative(str(folder / hardened[0]), escalation.project.root)
+                if hardened
+                else "",
+                accepted=len(by_module.get(module.file, [])),
+            )
+        )
+    return modules
+
+
+def _measure_hardened(escalation: Escalation, files: dict[str, str], targets: set[str]) -> Proof:
+    """The hardened files as written, in the suite, against the targets: the `after`."""
+    return measure_files(
+        escalation.project,
+        escalation.config,
+        escalation.report.baseline,
+        files,
+        targets,
+        escalation.progress,
+    )
+
+
+def _apply(project: Project, hardened: list[str]) -> list[str]:
+    """`--apply`: copy the hardened files into the suite's folder, never over a file."""
+    first = project.test_paths[0]
+    folder = first if first.is_dir() else first.parent
+    applied = []
+    for name in hardened:
+        target = folder / Path(name).name
+        if target.exists():
+            continue
+        shutil.copyfile(project.root / name, target)
+        applied.append(relative(str(target), project.root))
+    return applied
