@@ -79,7 +79,9 @@ class ScriptedServer:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
                 body = json.loads(raw or "{}")
                 with server._lock:
-                    server.requests.append(Recorded(self.path, dict(self.headers), body))
+                    server.requests.append(
+                        Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                    )
                 answer = server._next(raw)
                 if answer.delay:
                     time.sleep(answer.delay)
