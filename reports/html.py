@@ -19,6 +19,7 @@ from reports.summary import (
     by_place,
     compare,
     failed_conditions,
+    hardening_summary,
     probe_summary,
     scope_notes,
 )
@@ -183,6 +184,11 @@ def _test_rows(report: Report) -> list[dict[str, Any]]:
     smells: dict[tuple[str, str], int] = defaultdict(int)
     for smell in report.smells.findings:
         smells[smell.file, smell.test] += 1
+    escalated = {
+        module.file
+        for module in (report.escalation.modules if report.escalation else [])
+        if module.escalated
+    }
     rows = []
     for test in report.baseline.tests:
         name = test.nodeid.split("::", 1)[-1].split("[", 1)[0].replace("::", ".")
@@ -197,6 +203,7 @@ def _test_rows(report: Report) -> list[dict[str, Any]]:
                 "duration": test.duration,
                 "blocked": [f"{action.event} {action.target}" for action in test.blocked],
                 "message": test.flaky or test.message,
+                "escalated": bool(escalated & set(test.lines)),
             }
         )
     return rows
@@ -230,6 +237,7 @@ def render(report: Report, previous: Report | None = None) -> str:
         "sources": _source_files(report),
         "mutants": by_place(mutation.mutants) if mutation else [],
         "probe_summary": probe_summary(report),
+        "hardening": hardening_summary(report),
         "finding_titles": FINDING_TITLES,
         "witnesses": {w.mutant_id: w for w in report.probes.witnesses} if report.probes else {},
         "config_json": json.dumps(report.config, indent=2, sort_keys=True),

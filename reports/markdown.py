@@ -7,6 +7,7 @@ from reports.summary import (
     FINDING_TITLES,
     compare,
     failed_conditions,
+    hardening_summary,
     probe_summary,
     scope_notes,
     survivors,
@@ -60,6 +61,17 @@ def render(report: Report, previous: Report | None = None) -> str:
                     f"| `{finding.file}:{finding.line}` | {FINDING_TITLES[finding.kind]}: "
                     f"{_cell(finding.message)} | `{_cell(finding.input[:120])}` |"
                 )
+            lines.append("")
+    hardening = hardening_summary(report)
+    if hardening is not None and report.escalation is not None:
+        lines += ["### Hardening", "", hardening.text() + ".", ""]
+        modules = [m for m in report.escalation.modules if m.escalated]
+        if modules:
+            lines += ["| module | before | after | accepted tests |", "|---|---:|---:|---:|"]
+            for module in modules:
+                before = f"{module.before.score:g}%" if module.before else "-"
+                after = f"{module.after.score:g}%" if module.after else "-"
+                lines.append(f"| `{module.file}` | {before} | {after} | {module.accepted} |")
             lines.append("")
     flaky = [test for test in report.baseline.tests if test.flaky]
     if flaky:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from auditor.report import Mutant, Report
+from auditor.report import Mutant, MutationScores, Report
 
 
 @dataclass(frozen=True)
@@ -270,4 +270,59 @@ def probe_summary(report: Report) -> ProbeSummary | None:
         witnessed=counts.get("witness found", 0),
         likely_equivalent=counts.get("witness likely_equivalent", 0),
         unprobeable=counts.get("witness not probeable", 0),
+    )
+
+
+@dataclass(frozen=True)
+class HardeningSummary:
+    """Escalation in a line: tests accepted, and the measured score of the hardened
+    modules before and after (all their mutants together)."""
+
+    mode: str
+    generated: int
+    accepted: int
+    suspected_bugs: int
+    modules: int
+    before: float | None
+    after: float | None
+
+    @property
+    def delta(self) -> float | None:
+        if self.before is None or self.after is None:
+            return None
+        return round(self.after - self.before, 2)
+
+    def text(self) -> str:
+        source = "deep model" if self.mode == "model" else "witness tests (offline)"
+        text = f"{self.accepted} of {self.generated} candidate tests accepted ({source})"
+        if self.delta is not None:
+            text += (
+                f"; hardened modules {self.before:g}% -> {self.after:g}% mutation score"
+                f" ({self.modules} modules)"
+            )
+        if self.suspected_bugs:
+            text += f"; {self.suspected_bugs} suspected bugs or wrong oracles"
+        return text
+
+
+def hardening_summary(report: Report) -> HardeningSummary | None:
+    escalation = report.escalation
+    if escalation is None:
+        return None
+    hardened = [m for m in escalation.modules if m.after is not None and m.before is not None]
+
+    def pooled(scores: list[MutationScores]) -> float | None:
+        counts = [s.counts for s in scores]
+        detected = sum(c.killed + c.timeout for c in counts)
+        valid = detected + sum(c.survived + c.no_coverage for c in counts)
+        return round(100.0 * detected / valid, 2) if valid else None
+
+    return HardeningSummary(
+        mode=escalation.mode,
+        generated=len(escalation.candidates),
+        accepted=sum(c.accepted for c in escalation.candidates),
+        suspected_bugs=sum(c.suspected_bug for c in escalation.candidates),
+        modules=len(hardened),
+        before=pooled([m.before for m in hardened if m.before]) if hardened else None,
+        after=pooled([m.after for m in hardened if m.after]) if hardened else None,
     )

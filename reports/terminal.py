@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from auditor.report import Report
-from reports.summary import FINDING_TITLES, probe_summary, scope_notes
+from reports.summary import FINDING_TITLES, hardening_summary, probe_summary, scope_notes
 
 _SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan"}
 _SHOWN_FINDINGS = 15
@@ -79,6 +79,26 @@ def _render_probes(report: Report, console: Console) -> None:
         console.print(f"... and {hidden} more probe findings in the JSON report")
 
 
+def _render_escalation(report: Report, console: Console) -> None:
+    summary = hardening_summary(report)
+    if summary is None or report.escalation is None:
+        return
+    escalation = report.escalation
+    console.print(f"escalation: {summary.text()}")
+    funnel = " -> ".join(f"{stage} {count}" for stage, count in escalation.funnel.items())
+    console.print(f"  funnel: {funnel}")
+    for module in escalation.modules:
+        if module.after is not None and module.before is not None:
+            console.print(
+                f"  {module.file}: {module.before.score:g}% -> {module.after.score:g}% "
+                f"({len(module.newly_killed)} more mutants killed), {module.hardened_file}"
+            )
+    for error in escalation.errors:
+        console.print(f"  [yellow]{error}[/yellow]")
+    if escalation.budget_exhausted:
+        console.print(f"  [yellow]budget: {escalation.budget_exhausted}[/yellow]")
+
+
 def render(report: Report, console: Console, report_path: str | None = None) -> None:
     baseline = report.baseline
     totals = report.coverage.totals
@@ -126,6 +146,7 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
         _render_mutation(mutation, console, scope_notes(report))
 
     _render_probes(report, console)
+    _render_escalation(report, console)
 
     excluded = [test for test in baseline.tests if test.outcome not in ("passed", "skipped")]
     if excluded or baseline.collection_errors:

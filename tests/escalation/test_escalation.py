@@ -311,3 +311,17 @@ def test_offline_run_writes_requests_and_proves_witness_tests(tmp_path):
     for module in escalation["modules"]:
         if module["accepted"]:
             assert module["after"]["score"] > module["before"]["score"]
+
+
+def test_html_and_markdown_show_the_funnel_and_the_measured_scores(model_run):
+    from auditor.report import Report
+    from reports import html, markdown
+
+    _, _, root, *_ = model_run
+    report = Report.read(root / ".audit" / "report.json")
+    page = html.render(report)
+    assert "<h3>Funnel</h3>" in page and "candidates-table" in page
+    assert "suspected bug or wrong oracle" in page
+    pricing = next(m for m in report.escalation.modules if m.file == "shop/pricing.py")
+    text = markdown.render(report)
+    assert f"| `shop/pricing.py` | {pricing.before.score:g}% | {pricing.after.score:g}% |" in text
