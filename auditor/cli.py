@@ -440,6 +440,28 @@ def smells(paths: tuple[str, ...], fail_on: str) -> None:
 
 
 @cli.command()
+@click.argument("source", type=click.Path())
+@click.option("--model", metavar="NAME", help="Model to ask (default: fast_model).")
+@click.option("--out", type=click.Path(), help="Folder to write to (.audit/generated).")
+def generate(source: str, model: str | None, out: str | None) -> None:
+    """Ask the fast model for a first test suite of one module (needs an API key).
+
+    \b
+    audit generate shop/pricing.py
+    audit .audit/generated           # then see how much it really checks
+    """
+    from auditor.escalation.generate import generate as write_suite
+
+    cwd = Path.cwd()
+    path, kept, rejected = write_suite(
+        (cwd / source).resolve(), (cwd / out).resolve() if out else None, model
+    )
+    for reason in rejected:
+        click.echo(f"dropped {reason}", err=True)
+    click.echo(f"wrote {kept} tests to {path}")
+
+
+@cli.command()
 def schema() -> None:
     """Print the JSON Schema of the report."""
     click.echo(json.dumps(json_schema(), indent=2, sort_keys=True))

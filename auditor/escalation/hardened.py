@@ -39,8 +39,17 @@ def _defined(statement: ast.stmt) -> set[str]:
     return set()
 
 
-def compose(module: str, candidates: list[Candidate]) -> str:
-    """The file's text: a header naming what each test kills, the imports, the tests."""
+def hardened_header(module: str) -> str:
+    return (
+        f'"""Tests for {module} accepted by audit: each passed on the original code in three\n'
+        "orders with the whole suite and killed a mutant the suite missed (or covered code it\n"
+        'did not). Review before adding them to the suite."""\n'
+    )
+
+
+def compose(header: str, candidates: list[Candidate]) -> str:
+    """The file's text: the header, the imports, each test under a comment naming where
+    it came from and what it kills."""
     future: list[str] = []
     imports: list[str] = []
     bodies: list[str] = []
@@ -79,15 +88,10 @@ def compose(module: str, candidates: list[Candidate]) -> str:
                 for s, seg in zip(rest, segments, strict=True)
             )
         taken |= {name for s in rest for name in _defined(s)}
-        kills = ", ".join(candidate.kills) or "none (covers new lines)"
-        bodies.append(
-            f"# {candidate.name} ({candidate.origin}, {candidate.id}): kills {kills}\n{text}"
-        )
-    header = (
-        f'"""Tests for {module} accepted by audit: each passed on the original code in three\n'
-        "orders with the whole suite and killed a mutant the suite missed (or covered code it\n"
-        'did not). Review before adding them to the suite."""\n'
-    )
+        comment = f"# {candidate.name} ({candidate.origin}, {candidate.id})"
+        if candidate.accepted:
+            comment += f": kills {', '.join(candidate.kills) or 'none (covers new lines)'}"
+        bodies.append(f"{comment}\n{text}")
     parts = [header, *future, *sorted(imports)]
     return "\n".join(parts) + "\n\n\n" + "\n\n\n".join(bodies) + "\n"
 

@@ -24,7 +24,7 @@ from auditor.discovery import Project
 from auditor.engine import scoring
 from auditor.engine.stage import module_name
 from auditor.escalation import prompts
-from auditor.escalation.hardened import compose
+from auditor.escalation.hardened import compose, hardened_header
 from auditor.escalation.model import ChatModel, ModelError, Reply, TestProposal
 from auditor.escalation.policy import WeakModule, weak_modules
 from auditor.escalation.proving import STAGES, Proof, measure_files, minimize, prove
@@ -304,7 +304,7 @@ def _finish(
     files = {}
     for file, accepted in sorted(by_module.items()):
         accepted.sort(key=lambda c: (c.round, _number(c.id)))
-        files[file] = (f"test_{_slug(file)}_hardened.py", compose(file, accepted))
+        files[file] = (f"test_{_slug(file)}_hardened.py", compose(hardened_header(file), accepted))
     if folder.exists():
         shutil.rmtree(folder)
     after: dict[str, Mutant] = {}
