@@ -115,3 +115,16 @@ def test_generate_without_a_key_is_a_one_line_error(project_copy):
             os.environ["OPENAI_API_KEY"] = env_key
     assert result.returncode == 2
     assert result.stderr.strip() == "audit: generate: no API key: set OPENAI_API_KEY"
+
+
+def test_require_escalation_fails_the_gate_when_nothing_was_accepted():
+    from auditor.gate import require_escalation
+    from auditor.report import EscalatedModule, EscalationSection, GateSection
+
+    module = EscalatedModule(file="pkg/mod.py", reasons=["x"], survivors=3, escalated=True)
+    section = EscalationSection(mode="offline", modules=[module], candidates=[], funnel={})
+    gate = require_escalation(GateSection(verdict="pass", conditions=[]), section)
+    assert gate.verdict == "fail"
+    assert gate.conditions[-1].message == "escalation accepted 0 tests (at least 1 required)"
+    module.accepted = 2
+    assert require_escalation(GateSection(verdict="pass", conditions=[]), section).verdict == "pass"

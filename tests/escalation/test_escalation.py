@@ -325,3 +325,31 @@ def test_html_and_markdown_show_the_funnel_and_the_measured_scores(model_run):
     pricing = next(m for m in report.escalation.modules if m.file == "shop/pricing.py")
     text = markdown.render(report)
     assert f"| `shop/pricing.py` | {pricing.before.score:g}% | {pricing.after.score:g}% |" in text
+
+
+@pytest.mark.parametrize("fixture", ["ledger", "textkit"])
+def test_good_answers_harden_every_fixture(tmp_path, fixture):
+    """The scripted model answers every request with the fixture's strong test files."""
+    import shutil
+
+    root = tmp_path / fixture
+    shutil.copytree(
+        FIXTURES / fixture, root, ignore=shutil.ignore_patterns("__pycache__", ".audit")
+    )
+    strong = sorted((root / "tests_strong").glob("test_*.py"))
+    answer = structured(*({"name": p.stem, "code": p.read_text()} for p in strong))
+    with ScriptedServer([], default=Answer(answer)) as server:
+        with (root / "pyproject.toml").open("a") as config:
+            config.write(
+                f'\n[tool.audit.escalation]\nbase_url = "{server.base_url}"\nrepair_rounds = 0\n'
+            )
+        env = {**os.environ, "OPENAI_API_KEY": KEY}
+        result = _audit(root, "--no-probes", env=env)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((root / ".audit" / "report.json").read_text())
+    survived = {m["id"] for m in report["mutation"]["mutants"] if m["status"] == "Survived"}
+    accepted = [c for c in report["escalation"]["candidates"] if c["accepted"]]
+    assert accepted
+    assert all(c["kills"] and set(c["kills"]) <= survived for c in accepted)
+    hardened = [m for m in report["escalation"]["modules"] if m["accepted"]]
+    assert hardened and all(m["after"]["score"] > m["before"]["score"] for m in hardened)
