@@ -455,7 +455,8 @@ class Candidate(_Model):
     kills: list[str] = Field(default_factory=list)
     new_lines: dict[str, list[int]] = Field(default_factory=dict)
     """Source file -> lines it runs that the suite did not."""
-    new_arcs: int = 0
+    new_arcs: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
+    """Source file -> branches (from line, to line) it takes that the suite did not."""
 
 
 class EscalatedModule(_Model):

@@ -297,7 +297,7 @@ class HardeningSummary:
         text = f"{self.accepted} of {self.generated} candidate tests accepted ({source})"
         if self.delta is not None:
             text += (
-                f"; hardened modules {self.before:g}% -> {self.after:g}% mutation score"
+                f"; escalated modules {self.before:g}% -> {self.after:g}% mutation score"
                 f" ({self.modules} modules)"
             )
         if self.suspected_bugs:

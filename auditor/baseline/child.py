@@ -81,8 +81,6 @@ def main(spec_path: str) -> int:
     if spec.guard:
         guard.install(spec.allowed_roots, plugin.record_blocked)
     sys.addaudithook(plugin.watch_subprocesses)
-    if recorder is not None:
-        recorder.install()
     args = [
         *spec.test_paths,
         "--rootdir",

@@ -129,12 +129,12 @@ class BaselinePlugin:
         self._coverage.switch_context(protocol.context_name(item.nodeid, _PHASE_CONTEXT[phase]))
         signal.setitimer(signal.ITIMER_REAL, self._timeout)
         if self._recorder is not None:
-            self._recorder.active = True
+            self._recorder.start()
         try:
             yield
         finally:
             if self._recorder is not None:
-                self._recorder.active = False
+                self._recorder.stop()
             signal.setitimer(signal.ITIMER_REAL, 0)
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)

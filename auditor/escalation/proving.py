@@ -320,17 +320,19 @@ def _judge_value(
         m.id for m in mutants if m.status == "Killed" and nodeids & set(m.killed_by)
     )
     lines, arcs = covered
-    new_lines: dict[str, list[int]] = {}
-    new_arcs = 0
+    new_lines: dict[str, set[int]] = {}
+    new_arcs: dict[str, set[tuple[int, int]]] = {}
     for test in ours:
         for file, numbers in test.lines.items():
             fresh = set(numbers) - lines.get(file, set())
             if fresh:
-                new_lines[file] = sorted(set(new_lines.get(file, [])) | fresh)
+                new_lines.setdefault(file, set()).update(fresh)
         for file, pairs in test.arcs.items():
-            new_arcs += len(set(map(tuple, pairs)) - arcs.get(file, set()))
-    candidate.new_lines = dict(sorted(new_lines.items()))
-    candidate.new_arcs = new_arcs
+            taken = {(a, b) for a, b in pairs} - arcs.get(file, set())
+            if taken:
+                new_arcs.setdefault(file, set()).update(taken)
+    candidate.new_lines = {file: sorted(numbers) for file, numbers in sorted(new_lines.items())}
+    candidate.new_arcs = {file: sorted(pairs) for file, pairs in sorted(new_arcs.items())}
     if candidate.kills or new_lines or new_arcs:
         candidate.stage = "adds value"
         candidate.reason = ""
@@ -345,20 +347,14 @@ def minimize(candidates: list[Candidate]) -> None:
     """Accept the candidates that add value, dropping any whose kills and new lines other
     accepted candidates already give (most kills first; ties by id, for a stable choice)."""
     valuable = [c for c in candidates if c.stage == "adds value"]
-    valuable.sort(key=lambda c: (-len(c.kills), -sum(map(len, c.new_lines.values())), c.id))
+    valuable.sort(key=lambda c: (-len(c.kills), -len(_reach(c)), c.id))
     killed: set[str] = set()
-    reached: set[tuple[str, int]] = set()
+    reached: set[tuple[str, object]] = set()
     for candidate in valuable:
-        kills = set(candidate.kills) - killed
-        lines = {(f, n) for f, numbers in candidate.new_lines.items() for n in numbers} - reached
-        if (
-            kills
-            or lines
-            or (candidate.new_arcs and not candidate.kills and not candidate.new_lines)
-        ):
+        if set(candidate.kills) - killed or _reach(candidate) - reached:
             candidate.stage, candidate.accepted, candidate.reason = "accepted", True, ""
             killed |= set(candidate.kills)
-            reached |= {(f, n) for f, numbers in candidate.new_lines.items() for n in numbers}
+            reached |= _reach(candidate)
         else:
             candidate.reason = "redundant: accepted tests already kill and cover what it does"
 
@@ -394,3 +390,9 @@ def measure_files(
         mutation = run_mutation(copy_project, run_config, baseline, progress, only=set(targets))
         proof.mutants = {m.id: m for m in mutation.mutants}
     return proof
+
+
+def _reach(candidate: Candidate) -> set[tuple[str, object]]:
+    """The new lines and branches a candidate takes, as one set."""
+    lines = {(f, n) for f, numbers in candidate.new_lines.items() for n in numbers}
+    return lines | {(f, tuple(arc)) for f, arcs in candidate.new_arcs.items() for arc in arcs}

@@ -328,6 +328,7 @@ def _finish(
             if not scoring.is_detected(m) and scoring.is_detected(n)
         )
         hardened = files.get(module.file)
+        measured = bool(after) and module in chosen
         modules.append(
             EscalatedModule(
                 file=module.file,
@@ -336,7 +337,7 @@ def _finish(
                 escalated=module in chosen,
                 request=requests.get(module.file, ""),
                 before=scoring.scores(mine),
-                after=scoring.scores(now) if hardened else None,
+                after=scoring.scores(now) if measured else None,
                 newly_killed=newly,
                 hardened_file=relative(str(folder / hardened[0]), escalation.project.root)
                 if hardened

@@ -91,7 +91,7 @@ def describe(value: object) -> list[str]:
 
 
 class CallRecorder:
-    """The profile hook. Cheap on the common path: one dict lookup per call event."""
+    """The profile hook, installed only while a test phase runs (`start`/`stop`)."""
 
     def __init__(self, source_dirs: list[str]) -> None:
         self._roots = tuple(os.path.realpath(d).rstrip(os.sep) + os.sep for d in source_dirs)
@@ -132,8 +132,15 @@ class CallRecorder:
         finally:
             self.active = True
 
-    def install(self) -> None:
+    def start(self) -> None:
+        """Record from now on (a test phase): the hook is a Python call per call event,
+        so it is off while pytest collects, reports and moves between tests."""
+        self.active = True
         sys.setprofile(self)
+
+    def stop(self) -> None:
+        sys.setprofile(None)
+        self.active = False
 
     def observations(self) -> list[dict[str, Any]]:
         return [

@@ -128,3 +128,11 @@ def test_require_escalation_fails_the_gate_when_nothing_was_accepted():
     assert gate.conditions[-1].message == "escalation accepted 0 tests (at least 1 required)"
     module.accepted = 2
     assert require_escalation(GateSection(verdict="pass", conditions=[]), section).verdict == "pass"
+
+
+def test_minimize_keeps_one_of_two_candidates_taking_the_same_new_branch():
+    first, second = candidate(1), candidate(2)
+    for each in (first, second):
+        each.new_arcs = {"pkg/mod.py": [(3, 5)]}
+    minimize([second, first])
+    assert (first.accepted, second.accepted) == (True, False)
