@@ -170,10 +170,15 @@ def run_audit(
     )
     if config.escalation.enabled and mutation is not None and not stopped:
         # The gate judges the suite as the user has it; hardened tests are a proposal.
-        with clock.stage("escalate") as done:
-            report.escalation = run_escalation(project, config, report, progress.update)
-            accepted = sum(module.accepted for module in report.escalation.modules)
-            done(f"{accepted} tests accepted ({report.escalation.mode})")
+        try:
+            with clock.stage("escalate") as done:
+                report.escalation = run_escalation(project, config, report, progress.update)
+                accepted = sum(module.accepted for module in report.escalation.modules)
+                done(f"{accepted} tests accepted ({report.escalation.mode})")
+        except KeyboardInterrupt:
+            # Ctrl-C while hardening: the audit itself is finished and must not be lost.
+            report.status = "incomplete"
+            return report
         if config.escalation.require:
             report.gate = require_escalation(report.gate, report.escalation)
         report.timings = clock.timings

@@ -35,14 +35,7 @@ def generate(source: Path, out_dir: Path | None, model: str | None) -> tuple[Pat
     except (OSError, UnicodeDecodeError) as exc:
         raise AuditError("generate", f"cannot read {relative}: {exc}") from None
     name = module_name(source, (root / "src", root))
-    chat = ChatModel(
-        model or settings.fast_model,
-        key,
-        settings.base_url,
-        settings.api,
-        settings.request_timeout,
-        settings.max_retries,
-    )
+    chat = ChatModel.configured(settings, model or settings.fast_model, key)
     try:
         reply = chat.ask(prompts.generate(relative, name, text))
     except ModelError as exc:

@@ -15,6 +15,7 @@ from typing import Any
 import openai
 from pydantic import BaseModel, Field, ValidationError
 
+from auditor.config import EscalationConfig
 from auditor.escalation.prompts import Prompt
 
 
@@ -77,6 +78,18 @@ class ChatModel:
         self.api = api
         self._client = openai.OpenAI(
             api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
+        )
+
+    @classmethod
+    def configured(cls, settings: EscalationConfig, model: str, api_key: str) -> ChatModel:
+        """`model` on the endpoint, API and limits of `[tool.audit.escalation]`."""
+        return cls(
+            model,
+            api_key,
+            settings.base_url,
+            settings.api,
+            settings.request_timeout,
+            settings.max_retries,
         )
 
     def close(self) -> None:

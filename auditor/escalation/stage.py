@@ -114,7 +114,6 @@ class Escalation:
         self.budget = Budget(self.settings, self.usage)
         self.errors: list[str] = []
         self.candidates: list[Candidate] = []
-        self.proofs: list[Proof] = []
 
     def _module(self, file: str) -> str:
         return module_name(self.project.root / file, self.project.source_roots)
@@ -159,35 +158,20 @@ class Escalation:
 
     def _prove(self, candidates: list[Candidate], targets: set[str]) -> None:
         if candidates:
-            self.proofs.append(
-                prove(
-                    self.project,
-                    self.config,
-                    self.report.baseline,
-                    candidates,
-                    targets,
-                    self.progress,
-                )
+            proof = prove(
+                self.project, self.config, self.report.baseline, candidates, targets, self.progress
             )
+            self.errors.extend(proof.problems)
 
-    def run_model(self, modules: list[WeakModule], key: str) -> None:
+    def run_model(
+        self, modules: list[WeakModule], requests: dict[str, prompts.Prompt], key: str
+    ) -> None:
         settings = self.settings
-        model = ChatModel(
-            settings.deep_model,
-            key,
-            settings.base_url,
-            settings.api,
-            settings.request_timeout,
-            settings.max_retries,
-        )
+        model = ChatModel.configured(settings, settings.deep_model, key)
         try:
             asked: dict[str, list[Candidate]] = {}
             for module in modules:
-                reply = self._ask(
-                    model,
-                    prompts.harden(self.report, module, self._module(module.file)),
-                    _slug(module.file),
-                )
+                reply = self._ask(model, requests[module.file], _slug(module.file))
                 if reply is not None:
                     asked[module.file] = self._intake(module, reply.proposals, "model", 0)
             targets = {t for m in modules for t in m.targets}
@@ -229,6 +213,9 @@ class Escalation:
                 if m in witnesses
             ]
             self._intake(module, proposals, "witness", 0)
+        if modules and not self.candidates:
+            why = "the probes did not run" if self.report.probes is None else "none was found"
+            self.errors.append(f"offline: no witness test to try ({why})")
         self._prove(list(self.candidates), {t for m in modules for t in m.targets})
 
 
@@ -246,14 +233,13 @@ def run_escalation(
     if len(weak) > len(chosen):
         escalation.budget.exhausted = f"max_modules ({settings.max_modules}) reached"
     key = api_key(settings)
-    requests = {}
-    for module in chosen:
-        prompt = prompts.harden(report, module, escalation._module(module.file))
-        requests[module.file] = escalation.log.write(
-            f"{_slug(module.file)}.request.md", prompt.as_markdown()
-        )
+    asks = {m.file: prompts.harden(report, m, escalation._module(m.file)) for m in chosen}
+    requests = {
+        file: escalation.log.write(f"{_slug(file)}.request.md", prompt.as_markdown())
+        for file, prompt in asks.items()
+    }
     if key:
-        escalation.run_model(chosen, key)
+        escalation.run_model(chosen, asks, key)
     else:
         escalation.run_offline(chosen)
     minimize(escalation.candidates)
