@@ -331,6 +331,14 @@ def test_html_and_markdown_show_the_funnel_and_the_measured_scores(model_run):
     assert f"| `shop/pricing.py` | {pricing.before.score:g}% | {pricing.after.score:g}% |" in text
 
 
+# Per fixture: one module's request fails for good (a lasting 500 on textkit, an answer
+# slower than the timeout on ledger); the other modules get good answers.
+FAILING_REQUEST = {
+    "ledger": ("ledger_io/money.py", Answer(delay=4, uses=3), "no answer within the timeout"),
+    "textkit": ("src/textkit/wrap.py", Answer(status=500, uses=3), "HTTP 500"),
+}
+
+
 @pytest.mark.parametrize("fixture", ["ledger", "textkit"])
 def test_good_answers_harden_every_fixture(tmp_path, fixture):
     """The scripted model answers every request with the fixture's strong test files."""
@@ -342,21 +350,34 @@ def test_good_answers_harden_every_fixture(tmp_path, fixture):
     )
     strong = sorted((root / "tests_strong").glob("test_*.py"))
     answer = structured(*({"name": p.stem, "code": p.read_text()} for p in strong))
-    with ScriptedServer([], default=Answer(answer)) as server:
+    failing_module, failure, error = FAILING_REQUEST[fixture]
+    failure.match = f"tests for `{failing_module}`"
+    with ScriptedServer([failure], default=Answer(answer)) as server:
         with (root / "pyproject.toml").open("a") as config:
             config.write(
                 "\n[tool.audit]\nflaky_reruns = 0\n\n[tool.audit.escalation]\n"
                 f'base_url = "{server.base_url}"\nrepair_rounds = 0\ncandidate_runs = 2\n'
+                "request_timeout = 2\nmax_retries = 2\n"
             )
         env = {**os.environ, "OPENAI_API_KEY": KEY}
-        result = _audit(root, "--no-probes", "--mutators", "comparison,constants,returns", env=env)
+        flags = ("--no-probes", "--mutators", "comparison,constants,returns", "--apply")
+        result = _audit(root, *flags, env=env)
     assert result.returncode == 0, result.stderr
     report = json.loads((root / ".audit" / "report.json").read_text())
+    escalation = report["escalation"]
     missed = {
         m["id"] for m in report["mutation"]["mutants"] if m["status"] in ("Survived", "NoCoverage")
     }
-    accepted = [c for c in report["escalation"]["candidates"] if c["accepted"]]
+    accepted = [c for c in escalation["candidates"] if c["accepted"]]
     assert accepted
     assert all(c["kills"] and set(c["kills"]) <= missed for c in accepted)
-    hardened = [m for m in report["escalation"]["modules"] if m["accepted"]]
+    hardened = [m for m in escalation["modules"] if m["accepted"]]
     assert hardened and all(m["after"]["score"] > m["before"]["score"] for m in hardened)
+    assert any(error in line for line in escalation["errors"])
+    assert escalation["usage"]["failed_requests"] == 1
+    assert not any(c["module"] == failing_module for c in escalation["candidates"])
+    for applied, source in zip(
+        escalation["applied_files"], escalation["hardened_files"], strict=True
+    ):
+        assert applied.startswith("tests_shallow/test_")
+        assert (root / applied).read_text() == (root / source).read_text()
