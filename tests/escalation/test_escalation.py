@@ -65,6 +65,12 @@ PRICING = [
         "def test_asserts_nothing():\n    line_total(Decimal('1'), 3)\n",
     },
     {
+        "name": "test_no_coupon_leaves_the_subtotal",
+        "code": "from decimal import Decimal\nfrom shop.pricing import COUPONS, apply_coupon\n\n\n"
+        "def test_no_coupon_leaves_the_subtotal():\n    COUPONS.clear()\n"
+        "    assert apply_coupon(Decimal('5'), None) == Decimal('5')\n",
+    },
+    {
         "name": "test_imports_nothing_real",
         "code": "from shop.nowhere import magic\n\n\ndef test_imports_nothing_real():\n"
         "    assert magic() == 1\n",
@@ -194,6 +200,11 @@ def test_each_accepted_test_kills_a_mutant_the_suite_missed(model_run):
             "test_writes_outside_tmp",
             "clean",
             "blocked: blocked by audit guard: open-for-write /etc/",
+        ),
+        (
+            "test_no_coupon_leaves_the_subtotal",
+            "passes",
+            "breaks the suite: tests_shallow/test_cart.py::test_cart_total fails with it",
         ),
     ],
 )
