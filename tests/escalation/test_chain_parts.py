@@ -136,3 +136,33 @@ def test_minimize_keeps_one_of_two_candidates_taking_the_same_new_branch():
         each.new_arcs = {"pkg/mod.py": [(3, 5)]}
     minimize([second, first])
     assert (first.accepted, second.accepted) == (True, False)
+
+
+def test_budget_stops_at_the_first_limit_reached_and_says_which():
+    from auditor.config import EscalationConfig
+    from auditor.escalation.model import Reply
+    from auditor.escalation.stage import Budget
+    from auditor.report import ModelUsage
+
+    settings = EscalationConfig(
+        max_requests=5, max_tokens=1000, max_cost=0.01, prices={"m": (1.0, 10.0)}
+    )
+    budget = Budget(settings, ModelUsage())
+    assert budget.allows_request()
+    budget.record("m", Reply([], "", structured=True, prompt_tokens=400, completion_tokens=100))
+    assert budget.usage.cost == 0.0014
+    assert budget.allows_request()
+    budget.record("m", Reply([], "", structured=True, prompt_tokens=400, completion_tokens=200))
+    assert not budget.allows_request()
+    assert budget.exhausted == "max_tokens (1000) reached"
+
+
+def test_budget_counts_failed_requests_against_max_requests():
+    from auditor.config import EscalationConfig
+    from auditor.escalation.stage import Budget
+    from auditor.report import ModelUsage
+
+    budget = Budget(EscalationConfig(max_requests=1), ModelUsage())
+    budget.record("m", None)
+    assert (budget.usage.requests, budget.usage.failed_requests) == (1, 1)
+    assert not budget.allows_request() and budget.exhausted == "max_requests (1) reached"
