@@ -430,6 +430,9 @@ CandidateStage = Literal[
 """How far a candidate test got through the filter chain, in order."""
 
 
+Origin = Literal["model", "repair", "witness"]
+
+
 class Candidate(_Model):
     """One test the model (or a witness) proposed, and what the filter chain made of it."""
 
@@ -437,7 +440,7 @@ class Candidate(_Model):
     """`<module file>#<round>.<n>`: stable for the same answers."""
     module: str
     """The source file it was asked for."""
-    origin: Literal["model", "repair", "witness"]
+    origin: Origin
     round: int
     name: str
     code: str

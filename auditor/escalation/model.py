@@ -116,7 +116,7 @@ class ChatModel:
         except openai.BadRequestError as exc:
             # An endpoint without structured output: ask again in plain text.
             plain = self._client.chat.completions.create(model=self.model, messages=messages)
-            text = plain.choices[0].message.content or "" if plain.choices else ""
+            text = (plain.choices[0].message.content or "") if plain.choices else ""
             reply = _from_text(text, plain.usage)
             reply.notes.append(f"structured output refused ({_short(exc)}): read fenced code")
             return reply

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from auditor.report import BaselineSection, MutationSection, ProbesSection, SmellsSection
+from auditor.report import BaselineSection, MutationSection, ProbesSection, Smell, SmellsSection
 
 ORACLE_SMELLS = {"AT001": "assertion-free", "AT005": "weak-oracle"}
 
@@ -29,8 +29,9 @@ class WeakModule:
         return sorted({*self.survivors, *self.uncovered})
 
 
-def _nodeid(file: str, test: str) -> str:
-    return f"{file}::{test.replace('.', '::')}"
+def smell_nodeid(smell: Smell) -> str:
+    """The pytest node id of the test a smell was found in (`Class.test_x` -> `::`)."""
+    return f"{smell.file}::{smell.test.replace('.', '::')}"
 
 
 def weak_modules(
@@ -47,7 +48,7 @@ def weak_modules(
     smelly: dict[str, set[str]] = {}
     for smell in smells.findings:
         if smell.code in ORACLE_SMELLS and smell.test:
-            smelly.setdefault(_nodeid(smell.file, smell.test), set()).add(smell.code)
+            smelly.setdefault(smell_nodeid(smell), set()).add(smell.code)
     crashes: dict[str, int] = {}
     for finding in probes.findings if probes else []:
         if finding.kind == "unhandled_crash":

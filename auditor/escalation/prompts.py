@@ -12,7 +12,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from auditor.escalation.policy import WeakModule
+from auditor.escalation.policy import WeakModule, smell_nodeid
 from auditor.report import Candidate, Report
 
 MAX_MUTANTS_SHOWN = 40
@@ -90,11 +90,7 @@ def harden(report: Report, module: WeakModule, module_name: str) -> Prompt:
         budget -= len(text)
         test_files.append({"path": path, "text": text})
     covering_tests = {t.nodeid for t in report.baseline.tests if module.file in t.lines}
-    smells = [
-        s
-        for s in report.smells.findings
-        if f"{s.file}::{s.test.replace('.', '::')}" in covering_tests
-    ]
+    smells = [s for s in report.smells.findings if smell_nodeid(s) in covering_tests]
     user = _render(
         "harden.md.j2",
         module=module,

@@ -108,6 +108,12 @@ def _check_smells(
             candidate.stage = "clean"
 
 
+def suite_folder(project: Project) -> Path:
+    """Where a test a user adds would go: the first test path, or its folder."""
+    first = project.test_paths[0]
+    return first if first.is_dir() else first.parent
+
+
 class Workspace:
     """A temporary copy of the project, the place where candidates are run."""
 
@@ -115,9 +121,7 @@ class Workspace:
         self.project = project
         self.root = scratch / "copy" / project.root.name
         shutil.copytree(project.root, self.root, ignore=IGNORED, symlinks=True)
-        first = project.test_paths[0]
-        folder = first if first.is_dir() else first.parent
-        self.test_dir = self.root / folder.relative_to(project.root)
+        self.test_dir = self.root / suite_folder(project).relative_to(project.root)
         self.written: list[Path] = []
 
     def place(self, files: dict[str, str]) -> None:
@@ -130,10 +134,17 @@ class Workspace:
             path.write_text(code, encoding="utf-8")
             self.written.append(path)
 
-    def discover(self, config: AuditConfig) -> Project:
+    def run(
+        self, files: dict[str, str], config: AuditConfig, progress: Progress
+    ) -> tuple[Project, BaselineSection]:
+        """The suite with these test files (name -> code) in it, through the baseline
+        stage: the copy's project (for the mutation stage) and the outcomes."""
+        self.place(files)
         paths = [str(self.root / p.relative_to(self.project.root)) for p in self.project.test_paths]
-        inside = [p for p in self.written if not any(Path(t) in p.parents for t in paths)]
-        return discover([*paths, *map(str, inside)], config.src, self.root)
+        outside = [p for p in self.written if not any(Path(t) in p.parents for t in paths)]
+        project = discover([*paths, *map(str, outside)], config.src, self.root)
+        baseline, _ = run_baseline(project, config, progress)
+        return project, baseline
 
 
 def _run_config(config: AuditConfig, runs: int, original: BaselineSection) -> AuditConfig:
@@ -174,9 +185,12 @@ def _judge_runs(
         if failing:
             first = failing[0]
             test_name = first.nodeid.split("::", 1)[-1]
-            candidate.reason = (
-                f"fails on the original code: {test_name}: {first.outcome}: {first.message}"
-            )
+            if first.outcome == "blocked":
+                candidate.reason = f"blocked: {first.message} ({test_name})"
+            else:
+                candidate.reason = (
+                    f"fails on the original code: {test_name}: {first.outcome}: {first.message}"
+                )
             candidate.suspected_bug = first.outcome == "failed" and first.message.startswith(
                 _ORACLE_FAILURES
             )
@@ -225,19 +239,18 @@ def prove(
             return proof
         workspace = Workspace(project, scratch)
         run_config = _run_config(config, config.escalation.candidate_runs, original)
-        baseline = _measure(workspace, clean, run_config, original, progress)
+        copy_project, baseline = _measure(workspace, clean, run_config, progress)
         stable = {name: c for name, c in clean.items() if c.stage == "stable"}
         if _broken_tests(original, baseline) and stable:
             stable = _drop_breakers(workspace, stable, run_config, original, progress)
-            baseline = _measure(workspace, stable, run_config, original, progress)
+            copy_project, baseline = _measure(workspace, stable, run_config, progress)
             proof.problems.extend(
                 f"{n} breaks the suite after all"
                 for n in stable
                 if n in _broken_tests(original, baseline)
             )
-        if not stable:
+        if not stable or copy_project is None:
             return proof
-        copy_project = workspace.discover(run_config)
         mutation = run_mutation(copy_project, run_config, baseline, progress, only=set(targets))
         proof.mutants = {m.id: m for m in mutation.mutants}
         covered = _covered(original)
@@ -247,24 +260,20 @@ def prove(
 
 
 def _measure(
-    workspace: Workspace,
-    files: dict[str, Candidate],
-    config: AuditConfig,
-    original: BaselineSection,
-    progress: Progress,
-) -> BaselineSection:
-    workspace.place({name: c.code for name, c in files.items()})
+    workspace: Workspace, files: dict[str, Candidate], config: AuditConfig, progress: Progress
+) -> tuple[Project | None, BaselineSection]:
+    """Stages `passes` and `stable` for these candidates, all in the suite at once."""
     try:
-        baseline, _ = run_baseline(workspace.discover(config), config, progress)
+        project, baseline = workspace.run({n: c.code for n, c in files.items()}, config, progress)
     except AuditError as exc:
         for candidate in files.values():
             candidate.reason = f"the suite does not run with it: {exc.message}"
-        return BaselineSection(
+        return None, BaselineSection(
             tests=[], collection_errors=[], passed=0, excluded=0, restarts=0, import_time_lines={}
         )
     errors = {Path(e.file).name: e.message for e in baseline.collection_errors}
     _judge_runs(files, baseline, errors)
-    return baseline
+    return project, baseline
 
 
 def _drop_breakers(
@@ -278,9 +287,8 @@ def _drop_breakers(
     alone = config.model_copy(update={"flaky_reruns": 0})
     kept = {}
     for name, candidate in stable.items():
-        workspace.place({name: candidate.code})
         try:
-            baseline, _ = run_baseline(workspace.discover(alone), alone, progress)
+            _, baseline = workspace.run({name: candidate.code}, alone, progress)
         except AuditError:
             continue
         broken = _broken_tests(original, baseline)
@@ -371,10 +379,9 @@ def measure_files(
     proof = Proof()
     with tempfile.TemporaryDirectory(prefix="audit-escalate-") as name:
         workspace = Workspace(project, Path(name))
-        workspace.place(files)
         run_config = _run_config(config, 1, original)
         try:
-            baseline, _ = run_baseline(workspace.discover(run_config), run_config, progress)
+            copy_project, baseline = workspace.run(files, run_config, progress)
         except AuditError as exc:
             proof.problems.append(f"the hardened tests do not run with the suite: {exc.message}")
             return proof
@@ -386,7 +393,6 @@ def measure_files(
         proof.problems += [
             f"{t} fails with the hardened tests" for t in _broken_tests(original, baseline)
         ]
-        copy_project = workspace.discover(run_config)
         mutation = run_mutation(copy_project, run_config, baseline, progress, only=set(targets))
         proof.mutants = {m.id: m for m in mutation.mutants}
     return proof

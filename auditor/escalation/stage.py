@@ -27,13 +27,14 @@ from auditor.escalation import prompts
 from auditor.escalation.hardened import compose, hardened_header
 from auditor.escalation.model import ChatModel, ModelError, Reply, TestProposal
 from auditor.escalation.policy import WeakModule, weak_modules
-from auditor.escalation.proving import STAGES, Proof, measure_files, minimize, prove
+from auditor.escalation.proving import STAGES, measure_files, minimize, prove, suite_folder
 from auditor.report import (
     Candidate,
     EscalatedModule,
     EscalationSection,
     ModelUsage,
     Mutant,
+    Origin,
     Report,
 )
 
@@ -115,11 +116,11 @@ class Escalation:
         self.errors: list[str] = []
         self.candidates: list[Candidate] = []
 
-    def _module(self, file: str) -> str:
+    def import_name(self, file: str) -> str:
         return module_name(self.project.root / file, self.project.source_roots)
 
     def _intake(
-        self, module: WeakModule, proposals: list[TestProposal], origin: str, round_: int
+        self, module: WeakModule, proposals: list[TestProposal], origin: Origin, round_: int
     ) -> list[Candidate]:
         made = []
         for number, proposal in enumerate(proposals, start=1):
@@ -127,7 +128,7 @@ class Escalation:
                 Candidate(
                     id=f"{module.file}#{round_}.{number}",
                     module=module.file,
-                    origin=origin,  # type: ignore[arg-type]
+                    origin=origin,
                     round=round_,
                     name=re.sub(r"\W+", "_", proposal.name).strip("_") or f"test_{number}",
                     code=proposal.code,
@@ -233,7 +234,7 @@ def run_escalation(
     if len(weak) > len(chosen):
         escalation.budget.exhausted = f"max_modules ({settings.max_modules}) reached"
     key = api_key(settings)
-    asks = {m.file: prompts.harden(report, m, escalation._module(m.file)) for m in chosen}
+    asks = {m.file: prompts.harden(report, m, escalation.import_name(m.file)) for m in chosen}
     requests = {
         file: escalation.log.write(f"{_slug(file)}.request.md", prompt.as_markdown())
         for file, prompt in asks.items()
@@ -299,8 +300,13 @@ def _finish(
         for name, text in files.values():
             (folder / name).write_text(text, encoding="utf-8")
         targets = {t for m in chosen for t in m.targets}
-        final = _measure_hardened(
-            escalation, {name: text for name, text in files.values()}, targets
+        final = measure_files(
+            escalation.project,
+            config,
+            report.baseline,
+            dict(files.values()),
+            targets,
+            escalation.progress,
         )
         after = final.mutants
         escalation.errors.extend(final.problems)
@@ -334,22 +340,9 @@ def _finish(
     return modules
 
 
-def _measure_hardened(escalation: Escalation, files: dict[str, str], targets: set[str]) -> Proof:
-    """The hardened files as written, in the suite, against the targets: the `after`."""
-    return measure_files(
-        escalation.project,
-        escalation.config,
-        escalation.report.baseline,
-        files,
-        targets,
-        escalation.progress,
-    )
-
-
 def _apply(project: Project, hardened: list[str]) -> list[str]:
     """`--apply`: copy the hardened files into the suite's folder, never over a file."""
-    first = project.test_paths[0]
-    folder = first if first.is_dir() else first.parent
+    folder = suite_folder(project)
     applied = []
     for name in hardened:
         target = folder / Path(name).name

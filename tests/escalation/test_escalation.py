@@ -195,11 +195,16 @@ def test_each_accepted_test_kills_a_mutant_the_suite_missed(model_run):
         ("test_asserts_nothing", "parsed", "high-severity smell: AT001 assertion-free"),
         ("test_imports_nothing_real", "clean", "does not import"),
         ("test_wrong_oracle", "clean", "fails on the original code: test_wrong_oracle: failed"),
-        ("test_hangs", "clean", "timed out after 2s"),
+        (
+            "test_hangs",
+            "clean",
+            "fails on the original code: test_hangs: timeout: timed out after 2s",
+        ),
         (
             "test_writes_outside_tmp",
             "clean",
-            "blocked: blocked by audit guard: open-for-write /etc/",
+            "blocked: blocked by audit guard: open-for-write /etc/audit-escalation-escape"
+            " (test_writes_outside_tmp)",
         ),
         (
             "test_no_coupon_leaves_the_subtotal",
@@ -213,7 +218,7 @@ def test_bad_answers_are_rejected_with_their_reason(model_run, name, stage, reas
     candidate = _candidate(report, name)
     assert not candidate["accepted"]
     assert candidate["stage"] == stage
-    assert reason in candidate["reason"]
+    assert candidate["reason"].startswith(reason)
 
 
 def test_a_test_failing_on_an_assertion_is_a_suspected_bug(model_run):
