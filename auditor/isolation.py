@@ -1,13 +1,17 @@
 """The OS sandbox around every child that runs untrusted code (baseline, mutant runners,
-copy runs): Linux user, mount and network namespaces, entered with util-linux `unshare`.
+copy runs): Linux user, mount, PID and network namespaces, entered with util-linux
+`unshare`.
 
 Inside, every mount is read-only except the run's own scratch folders (and
-`--allow-write` ones), and the only network is a loopback that is down. The audit-hook
-guard still runs inside: the sandbox stops what the hook cannot see (C extensions,
-subprocesses, deliberate escapes); the hook names what a test tried.
+`--allow-write` ones), `/dev` holds only the harmless devices, the only processes in
+sight are the sandbox's own, the only network is a loopback that is down, the number of
+tasks is bounded (`auditor.pids`), and the command starts with no capabilities, so it
+cannot undo any of that. The audit-hook guard still runs inside: the sandbox stops what
+the hook cannot see (C extensions, subprocesses, deliberate escapes); the hook names what
+a test tried.
 
-`python -m auditor.isolation WRITABLE_JSON -- COMMAND...` is the entry point `wrap`
-builds: it runs inside the new namespaces, remounts, then execs COMMAND."""
+`python -m auditor.isolation SETUP_JSON -- COMMAND...` is the entry point `wrap` builds:
+it runs inside the new namespaces, sets them up, then execs COMMAND."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import sys
 from dataclasses import dataclass
 from typing import Literal
 
+from auditor import pids
 from auditor.errors import ConfigError
 
 Level = Literal["os", "guard", "none"]
@@ -28,6 +33,7 @@ Level = Literal["os", "guard", "none"]
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_NOATIME, _MS_NODIRATIME, _MS_BIND = 32, 1024, 2048, 4096
 _MS_REC, _MS_PRIVATE, _MS_RELATIME = 16384, 1 << 18, 1 << 21
+_PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS = 24, 38
 _KEPT_FLAGS = {
     "nosuid": _MS_NOSUID,
     "nodev": _MS_NODEV,
@@ -36,9 +42,11 @@ _KEPT_FLAGS = {
     "nodiratime": _MS_NODIRATIME,
     "relatime": _MS_RELATIME,
 }
-_LEFT_WRITABLE = ("/proc", "/sys", "/dev")
-"""Kernel and device file systems: not the user's files, and /dev/null, /dev/shm are
-needed by ordinary tests."""
+_LEFT_WRITABLE = ("/dev/shm", "/dev/pts")
+"""Shared memory and terminals of the sandbox's own (fresh file systems, nothing of the
+machine's): ordinary tests need them. `/proc` and `/sys` are read-only like the rest."""
+_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+"""The device nodes a sandbox sees; consoles, disks and the kernel log are not among them."""
 
 
 @dataclass(frozen=True)
@@ -57,12 +65,14 @@ class Isolation:
             "--map-root-user",
             "--net",
             "--mount",
+            "--pid",
+            "--mount-proc",
             "--fork",
             "--kill-child",
             sys.executable,
             "-m",
             "auditor.isolation",
-            json.dumps(sorted(writable)),
+            json.dumps({"writable": sorted(writable), "pids_cgroup": pids.run_cgroup()}),
             "--",
             *command,
         ]
@@ -87,7 +97,7 @@ def _probe() -> tuple[bool, str]:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         return False, f"user namespaces unavailable ({last})"
-    return True, "user, mount and network namespaces"
+    return True, f"user, mount, PID and network namespaces; {pids.bound_by()}"
 
 
 def choose(requested: str) -> Isolation:
@@ -130,17 +140,63 @@ def _under(path: str, folders: tuple[str, ...] | list[str]) -> bool:
     return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
 
 
-def enter(writable: list[str]) -> None:
-    """Make every mount read-only but the writable folders (bound onto themselves first,
-    so they stay writable mounts of their own)."""
+def _mount_new(libc: ctypes.CDLL, fstype: str, target: str, flags: int, data: str) -> bool:
+    return libc.mount(fstype.encode(), target.encode(), fstype.encode(), flags, data.encode()) == 0
+
+
+def _private_dev(libc: ctypes.CDLL) -> None:
+    """A fresh /dev: the harmless devices bound from the machine's, shared memory and
+    terminals of the sandbox's own. (The machine's are reached through descriptors opened
+    before the new /dev covers them.)"""
+    kept = {name: os.open(f"/dev/{name}", os.O_PATH) for name in _DEVICES}
+    noexec = _MS_NOSUID | _MS_NOEXEC
+    for fstype, target, flags, data in (
+        ("tmpfs", "/dev", noexec, "mode=755"),
+        ("tmpfs", "/dev/shm", noexec | _MS_NODEV, "mode=1777"),
+    ):
+        os.makedirs(target, exist_ok=True)
+        if not _mount_new(libc, fstype, target, flags, data):
+            error = ctypes.get_errno()
+            raise OSError(error, f"mount {target}: {os.strerror(error)}")
+    for name, descriptor in kept.items():
+        open(f"/dev/{name}", "w").close()
+        _mount(libc, f"/proc/self/fd/{descriptor}", f"/dev/{name}", _MS_BIND)
+        os.close(descriptor)
+    os.mkdir("/dev/pts")
+    if _mount_new(libc, "devpts", "/dev/pts", noexec, "newinstance,ptmxmode=0666,mode=620"):
+        os.symlink("pts/ptmx", "/dev/ptmx")
+    links = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1"}
+    for name, target in {**links, "stderr": "/proc/self/fd/2"}.items():
+        os.symlink(target, f"/dev/{name}")
+
+
+def _drop_capabilities(libc: ctypes.CDLL) -> None:
+    """The command starts with no capabilities, even as root of the namespace: it cannot
+    remount what was made read-only, nor gain privileges through a setuid program."""
+    with open("/proc/sys/kernel/cap_last_cap", encoding="ascii") as last:
+        for capability in range(int(last.read()) + 1):
+            libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"no_new_privs: {os.strerror(error)}")
+
+
+def enter(writable: list[str], pids_cgroup: str = "") -> None:
+    """Bound the tasks, give the sandbox its own /dev, make every mount read-only but the
+    writable folders (bound onto themselves first, so they stay writable mounts of their
+    own), and drop every capability."""
     libc = ctypes.CDLL(None, use_errno=True)
+    pids.enter_own_cgroup(pids_cgroup)
     _mount(libc, "none", "/", _MS_REC | _MS_PRIVATE)
+    _private_dev(libc)
     folders = [os.path.realpath(folder) for folder in writable if os.path.isdir(folder)]
     for folder in folders:
         _mount(libc, folder, folder, _MS_BIND | _MS_REC)
     for point, kept in _mounts():
         if _under(point, _LEFT_WRITABLE) or _under(point, folders):
             continue
+        if not os.path.exists(point):
+            continue  # covered by the new /dev: out of reach already
         try:
             _mount(libc, "none", point, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | kept)
         except OSError:
@@ -149,12 +205,13 @@ def enter(writable: list[str]) -> None:
             # A mount we may not touch (locked by the outer namespace): leave it, but
             # say so; it is listed in the run's log.
             print(f"audit sandbox: could not make {point} read-only", file=sys.stderr)
+    _drop_capabilities(libc)
 
 
 def main(argv: list[str]) -> None:
-    writable = json.loads(argv[0])
+    setup = json.loads(argv[0])
     command = argv[argv.index("--") + 1 :]
-    enter(writable)
+    enter(setup["writable"], setup["pids_cgroup"])
     os.execvp(command[0], command)
 
 

@@ -3,12 +3,16 @@ and an empty network namespace. Skipped (with the reason) where the machine has 
 namespaces: the escape suite must never run under the guard alone."""
 
 import json
+import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from auditor import pids
 from auditor.isolation import choose
 from tests.conftest import run_audit, tree_digest
 
@@ -21,11 +25,19 @@ needs_os_sandbox = pytest.mark.skipif(
 @needs_os_sandbox
 def test_escapes_past_the_guard_are_blocked_by_the_sandbox(project_copy, tmp_path):
     root = project_copy("hostile")
+    victim = subprocess.Popen(["sleep", "300"])
+    (root / "escapes" / "victim.pid").write_text(str(victim.pid))
+    domainname = Path("/proc/sys/kernel/domainname").read_text()
     before = tree_digest(root)
     out = tmp_path / "r.json"
-    result = run_audit(
-        "escapes", "-q", "--sandbox", "os", "--timeout", "5", "--json", str(out), cwd=root
-    )
+    try:
+        result = run_audit(
+            "escapes", "-q", "--sandbox", "os", "--timeout", "5", "--json", str(out), cwd=root
+        )
+        victim_alive = victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())
     assert report["sandbox"]["level"] == "os"
@@ -35,10 +47,59 @@ def test_escapes_past_the_guard_are_blocked_by_the_sandbox(project_copy, tmp_pat
     assert libc["message"].startswith("blocked by sandbox: ")
     assert "Read-only file system" in libc["message"]
     assert tests["test_writes_through_a_shell"]["outcome"] in ("failed", "blocked")
+    remount = tests["test_remounts_the_root_writable_first"]
+    assert (remount["outcome"], remount["message"]) == (
+        "failed",
+        "PermissionError: [Errno 1] Operation not permitted: '/'",
+    )
+    assert tests["test_kills_a_process_of_the_machine"]["outcome"] == "failed"
+    assert victim_alive, "a sandboxed test killed a process outside the sandbox"
+    assert tests["test_writes_a_kernel_setting"]["outcome"] == "failed"
+    assert Path("/proc/sys/kernel/domainname").read_text() == domainname
     assert tests["test_still_audited"]["outcome"] == "passed"
-    assert not Path("/etc/audit-escape-ctypes").exists()
-    assert not Path("/etc/audit-escape-shell").exists()
+    for escaped in ("ctypes", "shell", "remount"):
+        assert not Path(f"/etc/audit-escape-{escaped}").exists()
     assert tree_digest(root) == before
+
+
+def _tasks_on_the_machine() -> int:
+    return sum(name.isdigit() for name in os.listdir("/proc"))
+
+
+@needs_os_sandbox
+def test_a_fork_bomb_is_bounded_and_leaves_nothing_behind(project_copy, tmp_path):
+    root = project_copy("hostile")
+    before = _tasks_on_the_machine()
+    peak = [before]
+    running = True
+
+    def sample() -> None:
+        while running:
+            peak.append(_tasks_on_the_machine())
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    out = tmp_path / "r.json"
+    try:
+        result = run_audit(
+            "fork_bomb", "-q", "--sandbox", "os", "--no-mutation", "--no-probes",
+            "--timeout", "5", "--json", str(out), cwd=root,
+        )  # fmt: skip
+    finally:
+        running = False
+        sampler.join()
+    assert result.returncode == 0, result.stderr
+    tests = {
+        t["nodeid"].split("::")[-1]: t for t in json.loads(out.read_text())["baseline"]["tests"]
+    }
+    bomb = tests["test_forks_for_ever"]
+    assert bomb["outcome"] in ("timeout", "failed"), bomb
+    if bomb["outcome"] == "failed":
+        assert "Resource temporarily unavailable" in bomb["message"]
+    assert tests["test_fine"]["outcome"] == "passed"
+    assert max(peak) < before + pids.MAX_TASKS + 50  # the audit's own processes and slack
+    assert _tasks_on_the_machine() <= before + 5
 
 
 @needs_os_sandbox

@@ -104,7 +104,11 @@ class RunnerPlugin:
         from auditor.engine.swap import SwapError, module_for, reexecute_module, swap_function
         from auditor.sandbox import limit_resources
 
+        child = os.getpid()
+
         def tell(message: dict[str, Any]) -> None:
+            if os.getpid() != child:
+                os._exit(0)  # a copy a test forked and left running: it reports nothing
             os.write(channel, (json.dumps(message) + "\n").encode())
 
         try:
