@@ -24,6 +24,10 @@ MAX_TASKS = 1024
 
 _RUN_PREFIX = "audit-"
 
+UNBOUNDED = "process count unbounded (root, and no writable pids cgroup)"
+"""Said in the sandbox's reason, and so in the report and the terminal, where nothing
+bounds a fork bomb."""
+
 
 def bound_by() -> str:
     """What bounds the number of tasks in each sandbox on this machine, in words."""
@@ -31,7 +35,7 @@ def bound_by() -> str:
         return f"at most {MAX_TASKS} tasks per sandbox (pids cgroup)"
     if os.geteuid() != 0:
         return f"at most {MAX_TASKS} processes per sandbox (RLIMIT_NPROC)"
-    return "process count unbounded (root, and no writable pids cgroup)"
+    return UNBOUNDED
 
 
 @functools.cache

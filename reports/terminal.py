@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from auditor import pids
 from auditor.report import Report
 from reports.summary import FINDING_TITLES, hardening_summary, probe_summary, scope_notes
 
@@ -103,7 +104,7 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
     baseline = report.baseline
     totals = report.coverage.totals
 
-    if report.sandbox.level != "os":
+    if report.sandbox.level != "os" or pids.UNBOUNDED in report.sandbox.reason:
         console.print(f"[yellow]sandbox: {report.sandbox.level} ({report.sandbox.reason})[/yellow]")
     headline = Table(title="audit summary", show_header=False, title_justify="left")
     headline.add_column("what")

@@ -18,10 +18,13 @@ def hostile(project_copy):
     return root, tree_digest(root)
 
 
-def audit_suite(root: Path, suite: str, tmp_path: Path):
+def audit_suite(root: Path, suite: str, tmp_path: Path, *, mutation: bool = False):
+    """The baseline is where hazards show; the mutants run only where a check is about
+    which tests may kill."""
     report = tmp_path / f"{suite}.json"
+    options = () if mutation else ("--no-mutation",)
     result = run_audit(
-        suite, "--quiet", "--no-probes", "--timeout", "2", "--json", str(report), cwd=root
+        suite, "--quiet", "--no-probes", *options, "--timeout", "2", "--json", str(report), cwd=root
     )
     return result, report
 
@@ -139,7 +142,7 @@ def test_unusable_suite_exits_3_naming_the_file(hostile, tmp_path, suite, messag
 
 def test_an_order_dependent_test_is_marked_flaky_and_kills_nothing(hostile, tmp_path):
     root, before = hostile
-    result, report = audit_suite(root, "order_dependent", tmp_path)
+    result, report = audit_suite(root, "order_dependent", tmp_path, mutation=True)
     assert result.returncode == 0, result.stderr
     data = json.loads(report.read_text())
     flaky = {t["nodeid"].split("::")[-1]: t["flaky"] for t in data["baseline"]["tests"]}
@@ -167,7 +170,7 @@ def test_tests_failing_at_random_are_marked_flaky_and_kill_nothing(hostile, tmp_
     expected_flaky = {n for n in range(20) if n not in first_run_failures and draws[19 - n] < 0.3}
     assert 3 <= len(first_run_failures) <= 9 and expected_flaky  # the seed gives both
 
-    result, report = audit_suite(root, "flaky_random", tmp_path)
+    result, report = audit_suite(root, "flaky_random", tmp_path, mutation=True)
     assert result.returncode == 0, result.stderr
     data = json.loads(report.read_text())
     tests = {int(t["nodeid"].split("[")[1].rstrip("]")): t for t in data["baseline"]["tests"]}
@@ -216,6 +219,7 @@ def test_each_hazard_gets_its_status_and_the_run_completes(hostile, tmp_path, su
         suite,
         "-q",
         "--no-probes",
+        "--no-mutation",
         "--timeout",
         "5",
         "--sandbox",
@@ -237,7 +241,9 @@ def test_each_hazard_gets_its_status_and_the_run_completes(hostile, tmp_path, su
 def test_five_thousand_tiny_tests_are_audited(hostile, tmp_path):
     root, before = hostile
     report = tmp_path / "r.json"
-    result = run_audit("many_tests", "-q", "--no-mutation", "--json", str(report), cwd=root)
+    result = run_audit(
+        "many_tests", "-q", "--no-mutation", "--no-probes", "--json", str(report), cwd=root
+    )
     assert result.returncode == 0, result.stderr
     data = json.loads(report.read_text())
     assert data["baseline"]["passed"] == 5000

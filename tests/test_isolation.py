@@ -98,7 +98,8 @@ def test_a_fork_bomb_is_bounded_and_leaves_nothing_behind(project_copy, tmp_path
     if bomb["outcome"] == "failed":
         assert "Resource temporarily unavailable" in bomb["message"]
     assert tests["test_fine"]["outcome"] == "passed"
-    assert max(peak) < before + pids.MAX_TASKS + 50  # the audit's own processes and slack
+    sandboxes_at_once = 2  # the measured baseline run and its flaky rerun, side by side
+    assert max(peak) < before + sandboxes_at_once * pids.MAX_TASKS + 50  # + the audit itself
     assert _tasks_on_the_machine() <= before + 5
 
 

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -104,6 +105,11 @@ class BaselineRunner:
         self.measure = measure
         self.shuffle_seed = shuffle_seed
         self.isolation = isolation
+        self._cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop a run going on in another thread: its child is killed, `run` raises."""
+        self._cancelled.set()
 
     def _environment(self, private_tmp: Path) -> dict[str, str]:
         env = dict(os.environ)
@@ -175,6 +181,10 @@ class BaselineRunner:
                 if returncode is not None:
                     attempt.returncode = returncode
                     break
+                if self._cancelled.is_set():
+                    self._kill(process)
+                    process.wait()
+                    raise IncompleteRunError("baseline", "cancelled")
                 silent_for = time.monotonic() - last_activity
                 if silent_for > 3 * self.test_timeout + _HANG_GRACE_SECONDS:
                     attempt.hung = True

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from auditor.baseline.coverage_data import BaselineCoverage, relative
@@ -32,69 +35,81 @@ def _file_of(nodeid: str) -> str:
 def run_baseline(
     project: Project, config: AuditConfig, progress: Progress
 ) -> tuple[BaselineSection, CoverageSection]:
-    with tempfile.TemporaryDirectory(prefix="audit-baseline-") as scratch:
-        outcome = _runner(project, config, Path(scratch) / "measured").run(progress)
-        collection_errors = sorted(
-            (
-                CollectionError(file=relative(e["file"], project.root), message=e["message"])
-                for e in outcome.collection_errors
-            ),
-            key=lambda error: error.file,
+    """The measured run, and the flaky reruns alongside it on the other cores (each is a
+    single process; they share nothing but the read-only project)."""
+    with (
+        tempfile.TemporaryDirectory(prefix="audit-baseline-") as scratch,
+        _Reruns(project, config, Path(scratch)) as reruns,
+    ):
+        return _measure(project, config, Path(scratch), progress, reruns)
+
+
+def _measure(
+    project: Project, config: AuditConfig, scratch: Path, progress: Progress, reruns: _Reruns
+) -> tuple[BaselineSection, CoverageSection]:
+    outcome = _runner(project, config, scratch / "measured").run(progress)
+    collection_errors = sorted(
+        (
+            CollectionError(file=relative(e["file"], project.root), message=e["message"])
+            for e in outcome.collection_errors
+        ),
+        key=lambda error: error.file,
+    )
+    raw_results = outcome.results + outcome.removed
+    if not raw_results:
+        _raise_unusable(collection_errors, outcome, project)
+    coverage = BaselineCoverage(outcome.data_file, project.root)
+    sandboxed = choose(config.sandbox).level == "os"
+    tests = []
+    for raw in raw_results:
+        result = TestResult(
+            nodeid=raw["nodeid"],
+            file=_file_of(raw["nodeid"]),
+            outcome=raw["outcome"],
+            duration=round(raw["duration"], 6),
+            message=raw["message"],
+            blocked=[BlockedAction(**blocked) for blocked in raw["blocked"]],
+            spawns_python=raw.get("spawns_python", False),
         )
-        raw_results = outcome.results + outcome.removed
-        if not raw_results:
-            _raise_unusable(collection_errors, outcome, project)
-        coverage = BaselineCoverage(outcome.data_file, project.root)
-        sandboxed = choose(config.sandbox).level == "os"
-        tests = []
-        for raw in raw_results:
-            result = TestResult(
-                nodeid=raw["nodeid"],
-                file=_file_of(raw["nodeid"]),
-                outcome=raw["outcome"],
-                duration=round(raw["duration"], 6),
-                message=raw["message"],
-                blocked=[BlockedAction(**blocked) for blocked in raw["blocked"]],
-                spawns_python=raw.get("spawns_python", False),
-            )
-            if (
-                sandboxed
-                and result.outcome in ("failed", "error")
-                and _SANDBOX_REFUSALS.search(result.message)
-            ):
-                result.outcome = "blocked"
-                result.message = f"blocked by sandbox: {result.message}"
-            if result.outcome == "passed":
-                result.lines, result.arcs = coverage.test_lines_and_arcs(result.nodeid)
-                result.subprocess_lines = coverage.subprocess_lines(result.nodeid)
-            tests.append(result)
-        tests.sort(key=lambda test: test.nodeid)
-        for rerun in range(config.flaky_reruns):
-            _mark_flaky(tests, _runner(project, config, Path(scratch) / f"rerun-{rerun}", rerun))
-        passing = [test.nodeid for test in tests if test.outcome == "passed"]
-        if not passing:
-            reasons = sorted(f"{t.nodeid}: {t.outcome} ({t.message})" for t in tests)
-            raise SuiteUnusableError(
-                f"no test passes on the original code ({len(tests)} run; first: {reasons[0]})"
-            )
-        section = BaselineSection(
-            tests=tests,
-            collection_errors=collection_errors,
-            passed=len(passing),
-            excluded=len(tests) - len(passing),
-            restarts=outcome.restarts,
-            import_time_lines=coverage.import_time_lines(),
-            flaky=[test.nodeid for test in tests if test.flaky],
-            observed=[
-                ObservedFunction(
-                    file=relative(entry["file"], project.root),
-                    qualname=entry["qualname"],
-                    calls=entry["calls"],
-                )
-                for entry in outcome.observed
-            ],
+        if (
+            sandboxed
+            and result.outcome in ("failed", "error")
+            and _SANDBOX_REFUSALS.search(result.message)
+        ):
+            result.outcome = "blocked"
+            result.message = f"blocked by sandbox: {result.message}"
+        if result.outcome == "passed":
+            result.lines, result.arcs = coverage.test_lines_and_arcs(result.nodeid)
+            result.subprocess_lines = coverage.subprocess_lines(result.nodeid)
+        tests.append(result)
+    tests.sort(key=lambda test: test.nodeid)
+    for seed, rerun in enumerate(reruns.outcomes()):
+        if rerun is not None:
+            _mark_flaky(tests, rerun, seed)
+    passing = [test.nodeid for test in tests if test.outcome == "passed"]
+    if not passing:
+        reasons = sorted(f"{t.nodeid}: {t.outcome} ({t.message})" for t in tests)
+        raise SuiteUnusableError(
+            f"no test passes on the original code ({len(tests)} run; first: {reasons[0]})"
         )
-        return section, coverage.summary(passing, [str(p) for p in project.source_paths])
+    section = BaselineSection(
+        tests=tests,
+        collection_errors=collection_errors,
+        passed=len(passing),
+        excluded=len(tests) - len(passing),
+        restarts=outcome.restarts,
+        import_time_lines=coverage.import_time_lines(),
+        flaky=[test.nodeid for test in tests if test.flaky],
+        observed=[
+            ObservedFunction(
+                file=relative(entry["file"], project.root),
+                qualname=entry["qualname"],
+                calls=entry["calls"],
+            )
+            for entry in outcome.observed
+        ],
+    )
+    return section, coverage.summary(passing, [str(p) for p in project.source_paths])
 
 
 def _runner(
@@ -116,18 +131,55 @@ def _runner(
     )
 
 
-def _mark_flaky(tests: list[TestResult], rerun: BaselineRunner) -> None:
-    """Tests that passed, then did not when everything ran again in another order."""
+class _Reruns:
+    """The flaky reruns (outcomes only, other orders), started at once on a pool of
+    `jobs - 1` threads (none with one job: then they run after the measured run), each
+    waiting on its child. Leaving the block early (the suite is unusable, Ctrl-C) kills
+    the children still running."""
+
+    def __init__(self, project: Project, config: AuditConfig, scratch: Path) -> None:
+        self._runners = [
+            _runner(project, config, scratch / f"rerun-{seed}", seed)
+            for seed in range(config.flaky_reruns)
+        ]
+        threads = (config.jobs or os.cpu_count() or 1) - 1
+        self._pool = ThreadPoolExecutor(threads) if threads and self._runners else None
+        self._started: list[Future[ChildOutcome | None]] = []
+
+    def __enter__(self) -> _Reruns:
+        if self._pool is not None:
+            self._started = [self._pool.submit(_outcome_of, runner) for runner in self._runners]
+        return self
+
+    def outcomes(self) -> Iterator[ChildOutcome | None]:
+        """Each rerun's outcome in seed order (None where it failed: the reruns are a
+        check on top, the measured run stands)."""
+        if self._pool is None:
+            yield from (_outcome_of(runner) for runner in self._runners)
+        else:
+            yield from (future.result() for future in self._started)
+
+    def __exit__(self, *exc_info: object) -> None:
+        for runner in self._runners:
+            runner.cancel()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _outcome_of(rerun: BaselineRunner) -> ChildOutcome | None:
     try:
-        outcome = rerun.run(lambda done, total: None)
-    except AuditError:  # the rerun is a check on top; the measured run stands
-        return
+        return rerun.run(lambda done, total: None)
+    except AuditError:
+        return None
+
+
+def _mark_flaky(tests: list[TestResult], outcome: ChildOutcome, seed: int) -> None:
+    """Tests that passed, then did not when everything ran again in another order."""
     again = {raw["nodeid"]: raw for raw in outcome.results + outcome.removed}
     for test in tests:
         other = again.get(test.nodeid)
         if test.outcome == "passed" and not test.flaky and other and other["outcome"] != "passed":
             detail = f": {other['message']}" if other["message"] else ""
-            seed = rerun.shuffle_seed
             order = "reversed" if seed == 0 else f"shuffled, seed {seed}"
             test.flaky = f"{other['outcome']} when the suite ran in another order ({order}){detail}"
 

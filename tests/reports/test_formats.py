@@ -77,3 +77,22 @@ def test_markdown_tables_are_not_broken_by_pipes_or_newlines_in_user_text(report
     row = next(line for line in markdown.render(edited).splitlines() if "left" in line)
     assert row.replace("\\|", "").count("|") == 4  # three cells
     assert "next line" in row
+
+
+def test_terminal_warns_when_nothing_bounds_the_sandboxes_processes(report):
+    from rich.console import Console
+
+    from auditor import pids
+    from reports import terminal
+
+    def sandbox_lines(reason: str) -> list[str]:
+        edited = report.model_copy(deep=True)
+        edited.sandbox.level, edited.sandbox.reason = "os", reason
+        console = Console(record=True, width=200)
+        terminal.render(edited, console)
+        return [line for line in console.export_text().splitlines() if "sandbox:" in line]
+
+    assert sandbox_lines(f"namespaces; {pids.UNBOUNDED}") == [
+        f"sandbox: os (namespaces; {pids.UNBOUNDED})"
+    ]
+    assert sandbox_lines("namespaces; at most 1024 tasks per sandbox (pids cgroup)") == []
