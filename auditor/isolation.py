@@ -16,12 +16,15 @@ it runs inside the new namespaces, sets them up, then execs COMMAND."""
 from __future__ import annotations
 
 import ctypes
+import errno
 import functools
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -54,8 +57,11 @@ class Isolation:
     level: Level
     reason: str
 
-    def wrap(self, command: list[str], writable: list[str]) -> list[str]:
-        """The command to start instead of `command` at this level."""
+    def wrap(self, command: list[str], home: str, overlaid: Sequence[str] = ()) -> list[str]:
+        """The command to start instead of `command` at this level. `home` is the
+        sandbox's own folder (writable, and where the overlays keep their changes);
+        `overlaid` folders (`allow_write`) get a copy-on-write overlay: writable inside,
+        never changed outside."""
         if self.level != "os":
             return command
         unshare = shutil.which("unshare") or "unshare"
@@ -72,7 +78,9 @@ class Isolation:
             sys.executable,
             "-m",
             "auditor.isolation",
-            json.dumps({"writable": sorted(writable), "pids_cgroup": pids.run_cgroup()}),
+            json.dumps(
+                {"home": home, "overlaid": sorted(overlaid), "pids_cgroup": pids.run_cgroup()}
+            ),
             "--",
             *command,
         ]
@@ -89,11 +97,12 @@ def _probe() -> tuple[bool, str]:
         return False, "not Linux"
     if shutil.which("unshare") is None:
         return False, "util-linux `unshare` not found"
-    probe = Isolation("os", "").wrap([sys.executable, "-c", "pass"], [])
-    try:
-        done = subprocess.run(probe, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, f"unshare failed: {exc}"
+    with tempfile.TemporaryDirectory(prefix="audit-sandbox-probe-") as home:
+        probe = Isolation("os", "").wrap([sys.executable, "-c", "pass"], home)
+        try:
+            done = subprocess.run(probe, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return False, f"unshare failed: {exc}"
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         return False, f"user namespaces unavailable ({last})"
@@ -181,19 +190,41 @@ def _drop_capabilities(libc: ctypes.CDLL) -> None:
         raise OSError(error, f"no_new_privs: {os.strerror(error)}")
 
 
-def enter(writable: list[str], pids_cgroup: str = "") -> None:
-    """Bound the tasks, give the sandbox its own /dev, make every mount read-only but the
-    writable folders (bound onto themselves first, so they stay writable mounts of their
-    own), and drop every capability."""
+def _overlay(libc: ctypes.CDLL, folder: str, layers: str) -> None:
+    """Mount a copy-on-write overlay on `folder`: reads see its files, writes land in
+    `layers` (the sandbox's home) and never reach the folder itself."""
+    if any(char in folder + layers for char in ",:"):
+        raise OSError(errno.EINVAL, f"cannot overlay {folder}: ',' or ':' in the path")
+    upper, work = os.path.join(layers, "upper"), os.path.join(layers, "work")
+    os.makedirs(upper)
+    os.makedirs(work)
+    options = f"lowerdir={folder},upperdir={upper},workdir={work}"
+    for extra in ("", ",userxattr"):  # an unprivileged user's namespace needs userxattr
+        if _mount_new(libc, "overlay", folder, 0, options + extra):
+            return
+    error = ctypes.get_errno()
+    raise OSError(error, f"overlay on {folder}: {os.strerror(error)}")
+
+
+def enter(home: str, overlaid: list[str], pids_cgroup: str = "") -> None:
+    """Bound the tasks, give the sandbox its own /dev, lay the copy-on-write overlays,
+    make every mount read-only but the home and the overlays, and drop every capability.
+
+    The home is bound onto itself last, from a descriptor opened first: an overlay laid
+    over a folder that holds it would otherwise hide the real one."""
     libc = ctypes.CDLL(None, use_errno=True)
     pids.enter_own_cgroup(pids_cgroup)
     _mount(libc, "none", "/", _MS_REC | _MS_PRIVATE)
     _private_dev(libc)
-    folders = [os.path.realpath(folder) for folder in writable if os.path.isdir(folder)]
-    for folder in folders:
-        _mount(libc, folder, folder, _MS_BIND | _MS_REC)
+    home = os.path.realpath(home)
+    real_home = os.open(home, os.O_PATH | os.O_DIRECTORY)
+    folders = sorted({os.path.realpath(folder) for folder in overlaid if os.path.isdir(folder)})
+    for number, folder in enumerate(folders):
+        _overlay(libc, folder, os.path.join(home, f"overlay-{number}"))
+    _mount(libc, f"/proc/self/fd/{real_home}", home, _MS_BIND | _MS_REC)
+    os.close(real_home)
     for point, kept in _mounts():
-        if _under(point, _LEFT_WRITABLE) or _under(point, folders):
+        if _under(point, _LEFT_WRITABLE) or _under(point, [home, *folders]):
             continue
         if not os.path.exists(point):
             continue  # covered by the new /dev: out of reach already
@@ -211,7 +242,7 @@ def enter(writable: list[str], pids_cgroup: str = "") -> None:
 def main(argv: list[str]) -> None:
     setup = json.loads(argv[0])
     command = argv[argv.index("--") + 1 :]
-    enter(setup["writable"], setup["pids_cgroup"])
+    enter(setup["home"], setup["overlaid"], setup["pids_cgroup"])
     os.execvp(command[0], command)
 
 

@@ -118,7 +118,7 @@ def test_inside_the_sandbox_only_the_writable_folders_are_writable(tmp_path):
         f"print(attempt(lambda: open({str(tmp_path / 'f')!r}, 'w').close()))\n"
         "print(attempt(lambda: socket.create_connection(('127.0.0.1', 9), timeout=2)))\n"
     )
-    command = ISOLATION.wrap([sys.executable, "-c", probe], [str(writable)])
+    command = ISOLATION.wrap([sys.executable, "-c", probe], str(writable))
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.stdout.splitlines() == [
         "done",
@@ -131,4 +131,51 @@ def test_inside_the_sandbox_only_the_writable_folders_are_writable(tmp_path):
 def test_guard_and_none_are_taken_as_asked():
     assert choose("guard").level == "guard"
     assert choose("none").level == "none"
-    assert choose("guard").wrap(["x"], []) == ["x"]
+    assert choose("guard").wrap(["x"], "/tmp", ["/srv"]) == ["x"]
+
+
+@needs_os_sandbox
+def test_an_allowed_folder_is_writable_inside_and_unchanged_outside(tmp_path):
+    home, shared = tmp_path / "home", tmp_path / "shared"
+    home.mkdir()
+    (shared / "sub").mkdir(parents=True)
+    (shared / "kept.txt").write_text("original")
+    (shared / "removed.txt").write_text("original")
+    before = tree_digest(shared)
+    probe = (
+        "import os, pathlib\n"
+        f"shared = pathlib.Path({str(shared)!r})\n"
+        "(shared / 'kept.txt').write_text('changed')\n"
+        "(shared / 'removed.txt').unlink()\n"
+        "(shared / 'sub' / 'new.txt').write_text('new')\n"
+        "os.chmod(shared / 'sub', 0o700)\n"
+        "print((shared / 'kept.txt').read_text(), sorted(os.listdir(shared)))\n"
+    )
+    command = ISOLATION.wrap([sys.executable, "-c", probe], str(home), [str(shared)])
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["changed", "['kept.txt',", "'sub']"], done.stderr
+    assert tree_digest(shared) == before
+
+
+@needs_os_sandbox
+def test_a_test_that_writes_into_the_project_passes_with_allow_write_and_changes_nothing(
+    project_copy, tmp_path
+):
+    root = project_copy("hostile")
+    before = tree_digest(root)
+    out = tmp_path / "r.json"
+    result = run_audit(
+        "writes_outside_tmp", "-q", "--sandbox", "os", "--allow-write", ".", "--no-probes",
+        "--timeout", "5", "--json", str(out), cwd=root,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    tests = {t["nodeid"].split("::")[-1]: t["outcome"] for t in report["baseline"]["tests"]}
+    assert tests["test_writes_into_the_project"] == "passed"
+    assert tests["test_writes_to_etc"] == "blocked"
+    runs_in_mutants = {  # the mutation runners overlay the project too
+        test for m in report["mutation"]["mutants"] for test in m["covered_by"] + m["killed_by"]
+    }
+    assert any(test.endswith("::test_writes_into_the_project") for test in runs_in_mutants)
+    assert not (root / "written-by-test.txt").exists()
+    assert tree_digest(root) == before

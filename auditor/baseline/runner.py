@@ -150,7 +150,8 @@ class BaselineRunner:
         process = subprocess.Popen(
             self.isolation.wrap(
                 [sys.executable, "-m", "auditor.baseline.child", str(spec_path)],
-                writable=[str(attempt_dir), *self.allow_write],
+                home=str(attempt_dir),
+                overlaid=self.allow_write,
             ),
             cwd=self.root,
             env=self._environment(Path(spec.basetemp).parent),

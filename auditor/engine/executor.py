@@ -104,7 +104,8 @@ class RunnerPool:
         process = subprocess.Popen(
             self.settings.isolation.wrap(
                 [sys.executable, "-m", "auditor.engine.runner", str(spec_path)],
-                writable=[str(home), *self.settings.allow_write],
+                home=str(home),
+                overlaid=self.settings.allow_write,
             ),
             cwd=self.root,
             env=self._environment(private_tmp),

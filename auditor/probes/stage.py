@@ -254,7 +254,8 @@ def _run_child(
             process = subprocess.Popen(
                 isolation.wrap(
                     [sys.executable, "-m", "auditor.probes.child", str(home / "spec.json")],
-                    writable=[str(home), *config.allow_write],
+                    home=str(home),
+                    overlaid=config.allow_write,
                 ),
                 cwd=project.root,
                 env=_environment(project, private_tmp),
