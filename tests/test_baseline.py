@@ -84,9 +84,16 @@ def by_hand_coverage(root: Path, tests: str) -> dict[str, dict[str, set[int]]]:
     return per_test
 
 
-def test_per_test_lines_agree_with_coverage_run_by_hand(textkit_strong):
-    root, baseline, _ = textkit_strong
-    by_hand = by_hand_coverage(root, "tests_strong")
+@pytest.fixture(scope="module")
+def by_hand(textkit_strong):
+    """coverage.py's per-test lines from a run by hand, and the data file it wrote."""
+    root, _, _ = textkit_strong
+    return by_hand_coverage(root, "tests_strong"), root.parent / "by-hand.sqlite"
+
+
+def test_per_test_lines_agree_with_coverage_run_by_hand(textkit_strong, by_hand):
+    _, baseline, _ = textkit_strong
+    by_hand, _ = by_hand
     compared = 0
     for test in baseline.tests:
         if "[" in test.nodeid:
@@ -98,6 +105,32 @@ def test_per_test_lines_agree_with_coverage_run_by_hand(textkit_strong):
         assert ours == expected, test.nodeid
         compared += 1
     assert compared >= 20
+
+
+def test_every_context_read_at_once_equals_coverage_apis_answers(by_hand):
+    from coverage.data import CoverageData
+
+    from auditor.baseline.coverage_data import _every_context
+
+    _, data_file = by_hand
+    at_once = _every_context(data_file)
+    data = CoverageData(str(data_file))
+    data.read()
+    assert len(data.measured_contexts()) > 20
+    for context in data.measured_contexts():
+        data.set_query_context(context)
+        asked = {file: set(data.arcs(file)) for file in data.measured_files() if data.arcs(file)}
+        assert at_once.get(context, {}) == asked, context
+
+
+def test_data_without_arcs_is_read_through_coverages_api(tmp_path):
+    from coverage.data import CoverageData
+
+    from auditor.baseline.coverage_data import _every_context
+
+    lines_only = CoverageData(str(tmp_path / "lines.sqlite"))
+    lines_only.add_lines({"/x.py": [1, 2]})
+    assert _every_context(tmp_path / "lines.sqlite") is None
 
 
 def test_each_passing_test_records_lines_and_arcs(textkit_strong):

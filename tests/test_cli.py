@@ -92,6 +92,7 @@ def test_gate_failure_exits_1_and_names_the_condition(project_copy, tmp_path):
     result = run_audit(
         "tests_shallow",
         "-q",
+        "--no-mutation",
         "--no-probes",
         "--max-smells",
         "high=0",
@@ -114,7 +115,13 @@ def test_gate_from_pyproject_passes_on_the_strong_suite(project_copy, tmp_path):
         + "\n[tool.audit.gate]\nmin_line_coverage = 95\nmax_smells = { high = 0 }\n"
     )
     result = run_audit(
-        "tests_strong", "-q", "--no-probes", "--json", str(tmp_path / "r.json"), cwd=root
+        "tests_strong",
+        "-q",
+        "--no-mutation",
+        "--no-probes",
+        "--json",
+        str(tmp_path / "r.json"),
+        cwd=root,
     )
     assert result.returncode == 0, result.stdout
     assert "gate: PASS (2 conditions)" in result.stdout
