@@ -50,6 +50,12 @@ _LEFT_WRITABLE = ("/dev/shm", "/dev/pts")
 machine's): ordinary tests need them. `/proc` and `/sys` are read-only like the rest."""
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 """The device nodes a sandbox sees; consoles, disks and the kernel log are not among them."""
+_DEV_LINKS = {
+    "fd": "/proc/self/fd",
+    "stdin": "/proc/self/fd/0",
+    "stdout": "/proc/self/fd/1",
+    "stderr": "/proc/self/fd/2",
+}
 
 
 @dataclass(frozen=True)
@@ -174,8 +180,7 @@ def _private_dev(libc: ctypes.CDLL) -> None:
     os.mkdir("/dev/pts")
     if _mount_new(libc, "devpts", "/dev/pts", noexec, "newinstance,ptmxmode=0666,mode=620"):
         os.symlink("pts/ptmx", "/dev/ptmx")
-    links = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1"}
-    for name, target in {**links, "stderr": "/proc/self/fd/2"}.items():
+    for name, target in _DEV_LINKS.items():
         os.symlink(target, f"/dev/{name}")
 
 
@@ -183,11 +188,14 @@ def _drop_capabilities(libc: ctypes.CDLL) -> None:
     """The command starts with no capabilities, even as root of the namespace: it cannot
     remount what was made read-only, nor gain privileges through a setuid program."""
     with open("/proc/sys/kernel/cap_last_cap", encoding="ascii") as last:
-        for capability in range(int(last.read()) + 1):
-            libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)
-    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, f"no_new_privs: {os.strerror(error)}")
+        capabilities = range(int(last.read()) + 1)
+    for option, argument in [
+        *((_PR_CAPBSET_DROP, cap) for cap in capabilities),
+        (_PR_SET_NO_NEW_PRIVS, 1),
+    ]:
+        if libc.prctl(option, argument, 0, 0, 0) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"prctl({option}, {argument}): {os.strerror(error)}")
 
 
 def _overlay(libc: ctypes.CDLL, folder: str, layers: str) -> None:

@@ -221,7 +221,7 @@ def test_each_hazard_gets_its_status_and_the_run_completes(hostile, tmp_path, su
         "--no-probes",
         "--no-mutation",
         "--timeout",
-        "5",
+        "15",  # above what the C-stack overflow takes on a busy machine (~4 s alone)
         "--sandbox",
         sandbox,
         "--json",
