@@ -6,6 +6,7 @@ setting silently ignored.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -159,6 +160,11 @@ class AuditConfig(_Strict):
     escalation: EscalationConfig = Field(default_factory=EscalationConfig)
     gate: GateConfig = Field(default_factory=GateConfig)
     outputs: OutputsConfig = Field(default_factory=OutputsConfig)
+
+    @property
+    def workers(self) -> int:
+        """Processes a stage may run at once: `jobs`, or one per core when it is 0."""
+        return self.jobs or os.cpu_count() or 1
 
 
 def _describe(error: ValidationError, origin: str) -> str:

@@ -21,7 +21,6 @@ from auditor.discovery import Project, discover, find_rootdir
 from auditor.engine.distributed import check_scheduler
 from auditor.engine.stage import run_mutation
 from auditor.errors import ConfigError, DiscoveryError
-from auditor.escalation.stage import run_escalation
 from auditor.gate import evaluate, require_escalation
 from auditor.isolation import choose
 from auditor.probes.stage import run_probes
@@ -169,6 +168,9 @@ def run_audit(
         gate=gate,
     )
     if config.escalation.enabled and mutation is not None and not stopped:
+        # Imported here: the openai client takes ~0.7 s to import, paid only when used.
+        from auditor.escalation.stage import run_escalation
+
         # The gate judges the suite as the user has it; hardened tests are a proposal.
         try:
             with clock.stage("escalate") as done:

@@ -65,9 +65,9 @@ class BaselineCoverage:
         self.data.read()
         self.files = sorted(self.data.measured_files())
         self._per_test: dict[str, dict[str, set[tuple[int, int]]]] = {}
-        self._by_context = _every_context(data_file)
-        self._all_read = self._by_context is not None
-        self._by_context = self._by_context or {}
+        every_context = _every_context(data_file)
+        self._all_read = every_context is not None
+        self._by_context = every_context or {}
 
     def _arcs_in(self, context: str) -> dict[str, set[tuple[int, int]]]:
         """Every context's arcs, read at once where the data's schema is the one we know;

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 from collections.abc import Iterator
@@ -142,7 +141,7 @@ class _Reruns:
             _runner(project, config, scratch / f"rerun-{seed}", seed)
             for seed in range(config.flaky_reruns)
         ]
-        threads = (config.jobs or os.cpu_count() or 1) - 1
+        threads = config.workers - 1
         self._pool = ThreadPoolExecutor(threads) if threads and self._runners else None
         self._started: list[Future[ChildOutcome | None]] = []
 

@@ -308,7 +308,7 @@ def run_mutation(
             yield mutant
 
     passing = [t.nodeid for t in baseline.tests if t.reliable]
-    jobs = config.jobs or os.cpu_count() or 1
+    jobs = config.workers
     excluded = [t.nodeid for t in baseline.tests if t.outcome in ("crashed", "timeout")]
     in_process = [m for m in to_run if m.path != "copy"]
     if deadline is not None:

@@ -224,7 +224,7 @@ def _run_child(
     total = len(targets) + len(survivors)
     if not total:
         return [], False
-    jobs = config.jobs or os.cpu_count() or 1
+    jobs = config.workers
     with tempfile.TemporaryDirectory(prefix="audit-probes-") as scratch:
         running = []
         for number, (keys, share) in enumerate(_partition(targets, survivors, jobs)):

@@ -9,9 +9,11 @@ here (original)."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import itertools
 import marshal
+import pickle
 import signal
 import time
 from collections.abc import Callable
@@ -57,6 +59,34 @@ class WitnessBatch(BaseModel):
     witnesses: list[Witness]
 
 
+class Inputs(BaseModel):
+    """What a function's trial run in a grandchild sends back: the inputs it generated,
+    pickled before any call (generating is the costly part, ~3 ms an input); empty when
+    they cannot be pickled."""
+
+    pickled: str = ""
+
+
+def _tried_inputs(subject: Subject, spec: ProbeSpec) -> Inputs:
+    """Runs in a grandchild: generate the inputs and call the function on them."""
+    examples = examples_for(subject, spec.witness_examples)
+    try:
+        pickled = base64.b64encode(pickle.dumps(examples)).decode()
+    except Exception:  # an input holding a lambda, a lock, a generator...
+        pickled = ""
+    trials_for(subject, spec, examples)
+    return Inputs(pickled=pickled)
+
+
+def _unpickled(inputs: Inputs) -> list[Example] | None:
+    if not inputs.pickled:
+        return None
+    try:
+        return pickle.loads(base64.b64decode(inputs.pickled))
+    except Exception:
+        return None
+
+
 def examples_for(subject: Subject, count: int) -> list[Example]:
     """Up to `count` distinct inputs, in Hypothesis's order (simplest first)."""
     found: list[Example] = []
@@ -74,12 +104,16 @@ def examples_for(subject: Subject, count: int) -> list[Example]:
     return found
 
 
-def trials_for(subject: Subject, spec: ProbeSpec) -> list[Trial]:
-    """The inputs and the original's outcome on each; a function that keeps hanging or
-    runs slow gets fewer (half its time budget at most)."""
+def trials_for(
+    subject: Subject, spec: ProbeSpec, examples: list[Example] | None = None
+) -> list[Trial]:
+    """The inputs (generated unless given) and the original's outcome on each; a
+    function that keeps hanging or runs slow gets fewer (half its time budget at most)."""
     trials: list[Trial] = []
     deadline = time.monotonic() + spec.time_budget / 2
-    for example in examples_for(subject, spec.witness_examples):
+    if examples is None:
+        examples = examples_for(subject, spec.witness_examples)
+    for example in examples:
         if time.monotonic() > deadline:
             break
         trials.append(Trial(subject, example, subject.invoke(example, spec.call_timeout)))
@@ -201,16 +235,13 @@ def witnesses_for_file(
     keys = sorted({key for survivor in survivors for key in survivor.targets if key in subjects})
     # A function whose inputs kill the process (a segfault, a hang past the budget)
     # would take every survivor of the file down with it: try its inputs in a
-    # grandchild first.
-    safe = [
-        key
-        for key in keys
-        if run_forked(
-            lambda key=key: Draft(examples=len(trials_for(subjects[key], spec))), spec.time_budget
-        )[0]
-        is not None
-    ]
-    trials_by_key = {key: trials_for(subjects[key], spec) for key in safe}
+    # grandchild first, and take back the inputs it generated.
+    trials_by_key = {}
+    for key in keys:
+        text, _ = run_forked(lambda key=key: _tried_inputs(subjects[key], spec), spec.time_budget)
+        if text is not None:
+            examples = _unpickled(Inputs.model_validate_json(text))
+            trials_by_key[key] = trials_for(subjects[key], spec, examples)
     found = []
     for survivor in survivors:
         trials = _interleaved(

@@ -1,0 +1,105 @@
+"""A function's witness inputs are generated once: the grandchild that tries them hands
+them back, so the file's child does not generate them again."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import strategies as st
+
+from auditor.probes.calls import Subject
+from auditor.probes.protocol import ProbeSpec, TargetSpec
+from auditor.probes.witness import Inputs, _tried_inputs, _unpickled, examples_for, trials_for
+
+SOURCE = """
+import threading
+
+def scale(values: list[int], factor: int) -> list[int]:
+    return [value * factor for value in values]
+
+def holds(lock: threading.Lock) -> bool:
+    return lock.locked()
+"""
+
+
+@pytest.fixture
+def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    name = f"witness_inputs_{abs(hash(tmp_path)) % 10**8}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(SOURCE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name, path
+    sys.modules.pop(name, None)
+
+
+def _subject(module: tuple[str, Path], qualname: str) -> Subject:
+    name, path = module
+    target = TargetSpec(
+        key=f"{path.name}::{qualname}",
+        file=path.name,
+        path=str(path.resolve()),
+        module=name,
+        qualname=qualname,
+        line=1,
+        kind="function",
+        raises=[],
+        unreached_raise_lines=[],
+        documented_raises=[],
+        doc_literals=[],
+        observed=[],
+    )
+    return Subject(target, {str(path.resolve())})
+
+
+def _spec(examples: int = 40) -> ProbeSpec:
+    return ProbeSpec(
+        root="/",
+        source_files=[],
+        allowed_roots=[],
+        guard=False,
+        memory_limit_mb=1024,
+        log_file="",
+        results_file="",
+        max_examples=examples,
+        witness_examples=examples,
+        time_budget=10.0,
+        call_timeout=0.5,
+        expected_exceptions=[],
+        targets=[],
+        probe=[],
+        survivors=[],
+    )
+
+
+def test_the_inputs_handed_back_are_the_ones_generation_gives(module):
+    subject = _subject(module, "scale")
+    handed_back = _unpickled(
+        Inputs.model_validate_json(_tried_inputs(subject, _spec()).model_dump_json())
+    )
+    assert handed_back is not None
+    assert handed_back == examples_for(subject, 40)
+    assert len(handed_back) > 1
+
+
+def test_trials_on_handed_back_inputs_equal_trials_on_fresh_ones(module):
+    subject = _subject(module, "scale")
+    handed_back = _unpickled(_tried_inputs(subject, _spec()))
+    again = trials_for(subject, _spec(), handed_back)
+    fresh = trials_for(subject, _spec())
+    assert [(t.example, t.outcome.value) for t in again] == [
+        (t.example, t.outcome.value) for t in fresh
+    ]
+
+
+def test_inputs_that_cannot_be_pickled_are_generated_again(module, monkeypatch):
+    subject = _subject(module, "holds")
+    locks = st.builds(lambda: {"lock": threading.Lock()})
+    monkeypatch.setattr(subject, "strategy", locks)
+    inputs = _tried_inputs(subject, _spec(5))
+    assert inputs.pickled == ""
+    assert _unpickled(inputs) is None
+    assert len(trials_for(subject, _spec(5), _unpickled(inputs))) >= 1
