@@ -34,6 +34,19 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         )
 
 
+SHARED_AUDITS = ("fixture_runs", "rendered")
+"""Session fixtures that run whole audits once for many tests."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, the users of a shared audit run on one worker (which runs it
+    once), and each other module on one worker (its module fixtures run once too)."""
+    for item in items:
+        shared = [name for name in SHARED_AUDITS if name in item.fixturenames]
+        group = shared[0] if shared else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 def tree_digest(root: Path) -> dict[str, str]:
     """Every file under root (and its mode) with a hash of its bytes.
 
