@@ -38,6 +38,7 @@ SHARED_AUDITS = ("fixture_runs", "rendered")
 """Session fixtures that run whole audits once for many tests."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist, the users of a shared audit run on one worker (which runs it
     once), and each other module on one worker (its module fixtures run once too)."""

@@ -12,7 +12,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from auditor.engine.protocol import JobResult
+from auditor.engine.protocol import JobResult, read_result, to_json
 
 _SCHEMA = """
 create table if not exists results (
@@ -63,12 +63,12 @@ class ResultCache:
         if row is None or _checksum(row[0]) != row[1]:
             return None
         try:
-            return JobResult.model_validate(json.loads(row[0]))
+            return read_result(json.loads(row[0]))
         except ValueError:
             return None
 
     def put(self, key: str, result: JobResult) -> None:
-        value = result.model_dump_json()
+        value = to_json(result)
         try:
             self.connection.execute(
                 "insert or replace into results (key, value, checksum) values (?, ?, ?)",

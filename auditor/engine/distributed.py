@@ -12,6 +12,7 @@ audit installed); nothing else is shared."""
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import hashlib
 import io
 import itertools
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.engine.executor import PoolSettings
-from auditor.engine.protocol import Job, JobResult
+from auditor.engine.protocol import Job, JobResult, read_result
 from auditor.errors import AuditError
 
 _BATCH_SIZE = 16
@@ -89,9 +90,9 @@ def run_batch(
     with _WORKER_LOCK:
         root, pool = _worker_pool(digest, archive, settings)
         results: list[JobResult] = []
-        batch = [Job.model_validate({**job, "file": str(root / job["file"])}) for job in jobs]
+        batch = [Job(**{**job, "file": str(root / job["file"])}) for job in jobs]
         pool.run(batch, results.append)
-        return [result.model_dump() for result in results]
+        return [dataclasses.asdict(result) for result in results]
 
 
 # parent side -----------------------------------------------------------------
@@ -148,7 +149,8 @@ class DaskPool:
         jobs_iter = iter(jobs)
         while batch := list(itertools.islice(jobs_iter, self.batch_size)):
             payload = [
-                {**job.model_dump(), "file": os.path.relpath(job.file, root)} for job in batch
+                {**dataclasses.asdict(job), "file": os.path.relpath(job.file, root)}
+                for job in batch
             ]
             future = self.client.submit(
                 run_batch,
@@ -165,7 +167,7 @@ class DaskPool:
         for future in as_completed(futures):
             batch = futures[future]
             try:
-                results = [JobResult.model_validate(item) for item in future.result()]
+                results = [read_result(item) for item in future.result()]
             except Exception as exc:  # the batch failed on every worker it was tried on
                 detail = f"the Dask batch failed: {type(exc).__name__}: {exc}"[:300]
                 results = [

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.engine.protocol import Job, JobResult, RunnerSpec
+from auditor.engine.protocol import Job, JobResult, RunnerSpec, read_result, to_json
 from auditor.errors import AuditError, IncompleteRunError
 from auditor.isolation import NO_ISOLATION, Isolation
 
@@ -100,7 +100,7 @@ class RunnerPool:
             basetemp=str(private_tmp / "basetemp"),
         )
         spec_path = home / "spec.json"
-        spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
+        spec_path.write_text(to_json(spec), encoding="utf-8")
         process = subprocess.Popen(
             self.settings.isolation.wrap(
                 [sys.executable, "-m", "auditor.engine.runner", str(spec_path)],
@@ -153,7 +153,7 @@ class RunnerPool:
                         else:
                             runner.job = None
                             in_flight -= 1
-                            on_result(JobResult.model_validate(message))
+                            on_result(read_result(message))
         except KeyboardInterrupt:
             self.close()
             raise IncompleteRunError("mutate", "interrupted; finished results are cached") from None
@@ -173,7 +173,7 @@ class RunnerPool:
     def _send(self, runner: _Runner, job: Job) -> None:
         runner.deadline = time.monotonic() + job.timeout + 30.0
         runner.job = job
-        runner.process.stdin.write((job.model_dump_json() + "\n").encode())
+        runner.process.stdin.write((to_json(job) + "\n").encode())
         runner.process.stdin.flush()
 
     def _replace(self, runner: _Runner, selector: selectors.BaseSelector) -> JobResult | None:

@@ -1,14 +1,21 @@
-"""Messages between the engine (parent) and its runners: one JSON object per line."""
+"""Messages between the engine (parent) and its runners: one JSON object per line.
+
+Plain dataclasses: a runner, and every mutant's child forked from it, would carry
+pydantic's ~8 MB for four messages otherwise. The parent checks what comes back from a
+runner (a process running untrusted code) with pydantic, in `read_result`."""
 
 from __future__ import annotations
 
 import base64
-from typing import Literal
+import dataclasses
+import functools
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
 
-
-class RunnerSpec(BaseModel):
+@dataclass
+class RunnerSpec:
     root: str
     test_paths: list[str]
     deselect: list[str]
@@ -16,12 +23,13 @@ class RunnerSpec(BaseModel):
     allowed_roots: list[str]
     memory_limit_mb: int
     child_growth_limit_mb: int
-    guard: bool = True
     log_file: str
     basetemp: str
+    guard: bool = True
 
 
-class Job(BaseModel):
+@dataclass
+class Job:
     id: str
     path: Literal["swap", "module"]
     file: str
@@ -41,10 +49,11 @@ class Job(BaseModel):
         return base64.b64decode(self.code_b64)
 
 
-class JobResult(BaseModel):
+@dataclass
+class JobResult:
     id: str
     status: Literal["Killed", "Survived", "Timeout", "RuntimeError", "CompileError"]
-    killed_by: list[str] = Field(default_factory=list)
+    killed_by: list[str] = field(default_factory=list)
     kill_kind: Literal["assertion", "error", "crash", ""] = ""
     """How the killing test failed: a check failed, another exception, or the process died."""
     ran: int = 0
@@ -57,7 +66,25 @@ class JobResult(BaseModel):
     """The verdict came from a run on a copy of the project (the copy path)."""
 
 
-class Ready(BaseModel):
-    ready: bool = True
+@dataclass
+class Ready:
     collected: int
-    missing: list[str] = Field(default_factory=list)
+    ready: bool = True
+    missing: list[str] = field(default_factory=list)
+
+
+def to_json(message: RunnerSpec | Job | JobResult | Ready) -> str:
+    return json.dumps(dataclasses.asdict(message))
+
+
+def read_result(data: Any) -> JobResult:
+    """A result from a runner, a Dask worker or the cache, checked field by field;
+    ValueError (pydantic's ValidationError) when it is not one."""
+    return _result_adapter().validate_python(data)
+
+
+@functools.cache
+def _result_adapter() -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(JobResult)

@@ -9,6 +9,7 @@ back as one JSON line on the runner's original stdout; test output goes to a log
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import marshal
 import math
@@ -58,11 +59,11 @@ class RunnerPlugin:
 
         self.items = {item.nodeid: item for item in session.items}
         self.index = live_functions(set(self.spec.source_files))
-        self.send(Ready(collected=len(self.items)).model_dump())
+        self.send(dataclasses.asdict(Ready(collected=len(self.items))))
         for line in sys.stdin:
             if not line.strip():
                 continue
-            job = Job.model_validate_json(line)
+            job = Job(**json.loads(line))
             self.send(self.run_job(job))
         return True
 
@@ -280,7 +281,7 @@ def main(spec_path: str) -> int:
     from auditor.engine.protocol import RunnerSpec
     from auditor.sandbox import limit_resources, quiet_bytecode
 
-    spec = RunnerSpec.model_validate_json(Path(spec_path).read_text(encoding="utf-8"))
+    spec = RunnerSpec(**json.loads(Path(spec_path).read_text(encoding="utf-8")))
     limit_resources(spec.memory_limit_mb)
     quiet_bytecode()
     os.chdir(spec.root)
