@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -10,6 +11,8 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -34,18 +37,19 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         )
 
 
-SHARED_AUDITS = ("fixture_runs", "rendered")
-"""Session fixtures that run whole audits once for many tests."""
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist, the users of a shared audit run on one worker (which runs it
-    once), and each other module on one worker (its module fixtures run once too)."""
-    for item in items:
-        shared = [name for name in SHARED_AUDITS if name in item.fixturenames]
-        group = shared[0] if shared else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+@contextmanager
+def shared_between_workers(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
+    """A folder all pytest-xdist workers of this run see, held under a lock: each worker
+    has a session of its own, so a session fixture that runs whole audits computes into
+    it when it is empty (the first worker there) and reads it otherwise."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # each worker's basetemp lies in the run's
+    folder = base / name
+    with (base / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        folder.mkdir(exist_ok=True)
+        yield folder
 
 
 def tree_digest(root: Path) -> dict[str, str]:
@@ -126,10 +130,29 @@ def project_copy(tmp_path: Path):
 
 @pytest.fixture(scope="session")
 def fixture_runs(tmp_path_factory):
-    """One real audit of each fixture's shallow and strong suite, shared by the checks:
-    {(fixture, suite): (completed process, report, project copy, digest before)}."""
-    runs = {}
-    base = tmp_path_factory.mktemp("e2e")
+    """One real audit of each fixture's shallow and strong suite, shared by the checks
+    (and by the xdist workers): {(fixture, suite): (completed process, report, project
+    copy, digest before)}."""
+    with shared_between_workers(tmp_path_factory, "e2e") as base:
+        manifest = base / "runs.json"
+        if not manifest.exists():
+            manifest.write_text(json.dumps(_audit_every_fixture(base)))
+        runs = json.loads(manifest.read_text())
+    return {
+        (run["name"], run["suite"]): (
+            subprocess.CompletedProcess(
+                run["args"], run["returncode"], run["stdout"], run["stderr"]
+            ),
+            json.loads(Path(run["report"]).read_text()),
+            Path(run["root"]),
+            run["before"],
+        )
+        for run in runs
+    }
+
+
+def _audit_every_fixture(base: Path) -> list[dict]:
+    runs = []
     for name in ("ledger", "shop", "textkit"):
         root = base / name
         shutil.copytree(FIXTURES / name, root, ignore=shutil.ignore_patterns("__pycache__"))
@@ -137,5 +160,17 @@ def fixture_runs(tmp_path_factory):
         for suite in ("tests_shallow", "tests_strong"):
             report = base / f"{name}-{suite}.json"
             result = run_audit(suite, "-q", "--json", str(report), cwd=root)
-            runs[name, suite] = (result, json.loads(report.read_text()), root, before)
+            runs.append(
+                {
+                    "name": name,
+                    "suite": suite,
+                    "args": result.args,
+                    "returncode": result.returncode,
+                    "stdout": result.stdout,
+                    "stderr": result.stderr,
+                    "report": str(report),
+                    "root": str(root),
+                    "before": before,
+                }
+            )
     return runs

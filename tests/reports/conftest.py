@@ -3,7 +3,7 @@ import shutil
 import pytest
 
 from auditor.report import Report
-from tests.conftest import FIXTURES, run_audit
+from tests.conftest import FIXTURES, run_audit, shared_between_workers
 
 OUTPUTS = {
     "html": "report.html",
@@ -16,11 +16,19 @@ OUTPUTS = {
 
 @pytest.fixture(scope="session")
 def rendered(tmp_path_factory):
-    """One real audit of the markup fixture writing every output:
-    {"root": project copy, "json": report path, format name: output path}."""
-    root = tmp_path_factory.mktemp("markup") / "markup"
+    """One real audit of the markup fixture writing every output (once for all xdist
+    workers): {"root": project copy, "json": report path, format name: output path}."""
+    with shared_between_workers(tmp_path_factory, "markup") as base:
+        root, out = base / "markup", base / "out"
+        if not (out / "report.json").exists():
+            _render_every_output(root, out)
+    paths = {name: out / file for name, file in OUTPUTS.items()}
+    return {"root": root, "json": out / "report.json", **paths}
+
+
+def _render_every_output(root, out) -> None:
+    shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(FIXTURES / "markup", root, ignore=shutil.ignore_patterns("__pycache__"))
-    out = root.parent / "out"
     flags = [arg for name, file in OUTPUTS.items() for arg in (f"--{name}", str(out / file))]
     result = run_audit(
         "tests",
@@ -33,8 +41,6 @@ def rendered(tmp_path_factory):
         cwd=root,
     )
     assert result.returncode == 1, result.stderr  # the gate fails: the suite is shallow
-    paths = {name: out / file for name, file in OUTPUTS.items()}
-    return {"root": root, "json": out / "report.json", **paths}
 
 
 @pytest.fixture(scope="session")
