@@ -204,6 +204,7 @@ def run_audit(name: str, root: Path, jobs: int, flags: list[str]) -> Measurement
         "-q",
         "--jobs",
         str(jobs),
+        "--no-probes",  # not the engine (mutmut has none): bench/probes.py measures them
     ]
     command += flags
     pyproject = root / "pyproject.toml"
