@@ -70,7 +70,8 @@ def _tasks_working_in(root: Path) -> int:
     for name in os.listdir("/proc"):
         if name.isdigit():
             with contextlib.suppress(OSError):
-                count += os.readlink(f"/proc/{name}/cwd").startswith(str(root))
+                cwd = os.readlink(f"/proc/{name}/cwd")
+                count += cwd == str(root) or cwd.startswith(f"{root}/")
     return count
 
 
