@@ -148,9 +148,7 @@ def run_audit(
         gate = evaluate(config.gate, baseline, coverage, smells, mutation, previous, probes)
         done(gate.verdict.upper())
 
-    stopped = mutation is not None and (
-        mutation.interrupted or (mutation.stopped_by_budget and config.sample is None)
-    )
+    stopped = mutation is not None and not mutation.finished(sampling=config.sample is not None)
     stopped = stopped or (probes is not None and probes.interrupted)
     report = Report(
         status="incomplete" if stopped else "complete",

@@ -345,6 +345,13 @@ class MutationSection(_Model):
     interrupted: bool = False
     """Ctrl-C stopped the stage: the mutants listed are those with a final verdict."""
 
+    def finished(self, sampling: bool) -> bool:
+        """Whether the verdicts answer for the whole scope. A budget that ran out leaves an
+        answer only when the run was a sample and its verdicts made an estimate."""
+        if self.interrupted:
+            return False
+        return not self.stopped_by_budget or (sampling and self.estimate is not None)
+
 
 class GateCondition(_Model):
     name: str

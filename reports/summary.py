@@ -222,6 +222,8 @@ def scope_notes(report: Report) -> list[str]:
         notes.append("INTERRUPTED (Ctrl-C): only the mutants that finished are reported")
     if mutation.stopped_by_budget:
         notes.append("the time budget ran out before every selected mutant ran")
+        if estimate is None:
+            notes.append("too few verdicts within the budget for an estimate")
     return notes
 
 

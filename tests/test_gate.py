@@ -6,6 +6,7 @@ from auditor.report import (
     CollectionError,
     CoverageCounts,
     CoverageSection,
+    Estimate,
     Mutant,
     MutationSection,
     ProbeFinding,
@@ -167,3 +168,45 @@ def test_likely_equivalent_survivors_count_only_when_asked_to_be_left_out():
     assert gate.verdict == "pass"
     assert gate.conditions[0].actual == 50.0
     assert "likely-equivalent mutants left out" in gate.conditions[0].message
+
+
+def _estimate() -> Estimate:
+    return Estimate(
+        sampled=2,
+        population=10,
+        seed=0,
+        score=50.0,
+        score_low=9.5,
+        score_high=90.5,
+        covered_score=50.0,
+        covered_low=9.5,
+        covered_high=90.5,
+        survived=5.0,
+        survived_high=9.1,
+    )
+
+
+def test_a_run_the_budget_stopped_is_unfinished_without_a_sample():
+    stopped = _mutation(["Killed"]).model_copy(
+        update={"stopped_by_budget": True, "estimate": _estimate()}
+    )
+    assert not stopped.finished(sampling=False)
+
+
+def test_a_sampled_run_the_budget_stopped_is_finished_when_it_has_an_estimate():
+    stopped = _mutation(["Killed"]).model_copy(
+        update={"stopped_by_budget": True, "estimate": _estimate()}
+    )
+    assert stopped.finished(sampling=True)
+
+
+def test_a_sampled_run_the_budget_stopped_before_any_verdict_is_unfinished():
+    stopped = _mutation([]).model_copy(update={"stopped_by_budget": True})
+    assert not stopped.finished(sampling=True)
+
+
+def test_an_interrupted_run_is_unfinished_even_with_an_estimate():
+    interrupted = _mutation(["Killed"]).model_copy(
+        update={"interrupted": True, "estimate": _estimate()}
+    )
+    assert not interrupted.finished(sampling=True)

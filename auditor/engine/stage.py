@@ -302,8 +302,10 @@ def run_mutation(
         report_progress()
 
     def within_budget(mutants: list[PlannedMutant]) -> Iterator[PlannedMutant]:
-        for mutant in mutants:
-            if deadline is not None and time.monotonic() >= deadline:
+        """Every worker gets one mutant however small the budget: planning and runner
+        start-up alone may use it up, and a sampled run needs verdicts to estimate from."""
+        for dispatched, mutant in enumerate(mutants):
+            if deadline is not None and dispatched >= jobs and time.monotonic() >= deadline:
                 return
             yield mutant
 
