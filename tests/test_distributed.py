@@ -4,14 +4,17 @@ two worker processes), including a worker killed mid-run."""
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_audit
+from tests.conftest import FIXTURES, run_audit
 
 distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
 
@@ -34,18 +37,58 @@ def statuses(report: dict) -> dict[str, str]:
     return {m["id"]: m["status"] for m in report["mutation"]["mutants"]}
 
 
-def test_a_dask_run_gives_the_local_verdicts(cluster, fixture_runs, project_copy, tmp_path):
-    root = project_copy("shop")
-    out = tmp_path / "dask.json"
+def _project_copies() -> set[str]:
+    return {path.name for path in Path(tempfile.gettempdir()).glob("audit-dask-*")}
+
+
+@pytest.fixture(scope="module")
+def dask_report(cluster, tmp_path_factory) -> dict:
+    """One audit of shop's shallow suite on the cluster, run to the end; with the copies
+    of projects workers held before it (`copies_before`)."""
+    copies_before = _project_copies()
+    root = tmp_path_factory.mktemp("dask") / "shop"
+    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    out = root.parent / "dask.json"
     result = run_audit(
         "tests_shallow", "-q", "--no-probes", "--json", str(out),
         "--executor", "dask", "--scheduler", cluster.scheduler_address,
         cwd=root,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    report = json.loads(out.read_text())
-    assert statuses(report) == statuses(fixture_runs["shop", "tests_shallow"][1])
-    assert report["mutation"]["jobs"] == 2
+    return {**json.loads(out.read_text()), "copies_before": copies_before}
+
+
+def test_a_dask_run_gives_the_local_verdicts(dask_report, fixture_runs):
+    assert statuses(dask_report) == statuses(fixture_runs["shop", "tests_shallow"][1])
+    assert dask_report["mutation"]["jobs"] == 2
+
+
+def _audit_leftovers() -> dict:
+    """On a worker: the projects it holds runners for, and audit processes it started."""
+    from auditor.engine.distributed import _WORKER_POOLS
+
+    me = str(os.getpid())
+    runners = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = stat.read_text().rsplit(")", 1)[1].split()[1]
+            command = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue
+        if parent == me and b"auditor" in command:
+            runners.append(stat.parent.name)
+    return {"projects": sorted(_WORKER_POOLS), "runners": runners}
+
+
+def test_a_finished_dask_run_leaves_no_runner_or_project_copy_on_the_workers(dask_report, cluster):
+    client = distributed.Client(cluster.scheduler_address)
+    try:
+        leftovers = client.run(_audit_leftovers)
+    finally:
+        client.close()
+    assert len(leftovers) == 2
+    assert all(left == {"projects": [], "runners": []} for left in leftovers.values())
+    assert _project_copies() == dask_report["copies_before"]
 
 
 def test_a_worker_killed_mid_run_loses_and_doubles_no_mutant(

@@ -12,6 +12,7 @@ audit installed); nothing else is shared."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -55,32 +56,47 @@ def pack_project(root: Path) -> bytes:
 
 # worker side -----------------------------------------------------------------
 
-_WORKER_POOLS: dict[str, tuple[Path, Any]] = {}
+_WORKER_POOLS: dict[str, tuple[Path, Path, Any]] = {}
+"""By project digest: the worker's folder for it, the unpacked project, its runner pool."""
 _WORKER_LOCK = threading.Lock()
 
 
 def _close_worker_pools() -> None:
-    for home, pool in _WORKER_POOLS.values():
-        pool.close()
-        shutil.rmtree(home, ignore_errors=True)
-    _WORKER_POOLS.clear()
+    with _WORKER_LOCK:
+        for digest in list(_WORKER_POOLS):
+            _release(digest)
+
+
+def _release(digest: str) -> None:
+    home, _, pool = _WORKER_POOLS.pop(digest)
+    pool.close()
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def release_project(digest: str) -> None:
+    """Run on every worker when an audit ends: a long-lived cluster keeps no runners
+    and no copy of the project from runs that are over."""
+    with _WORKER_LOCK:
+        if digest in _WORKER_POOLS:
+            _release(digest)
 
 
 def _worker_pool(digest: str, archive: bytes, settings: PoolSettings) -> tuple[Path, Any]:
+    """This worker's copy of the project (its realpath) and runner, made on first use."""
     from auditor.engine.executor import RunnerPool
 
     if digest not in _WORKER_POOLS:
         if not _WORKER_POOLS:
             atexit.register(_close_worker_pools)
         home = Path(tempfile.mkdtemp(prefix=f"audit-dask-{digest[:8]}-"))
-        root = home / "project"
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as unpacked:
-            unpacked.extractall(root, filter="data")
+            unpacked.extractall(home / "project", filter="data")
         (home / "work").mkdir()
-        root = Path(os.path.realpath(root))
+        root = Path(os.path.realpath(home / "project"))
         pool = RunnerPool(root=root, settings=settings, workdir=home / "work", jobs=1)
-        _WORKER_POOLS[digest] = (root, pool)
-    return _WORKER_POOLS[digest]
+        _WORKER_POOLS[digest] = (home, root, pool)
+    _, root, pool = _WORKER_POOLS[digest]
+    return root, pool
 
 
 def run_batch(
@@ -180,5 +196,7 @@ class DaskPool:
 
     def close(self) -> None:
         if self.client is not None:
+            with contextlib.suppress(Exception):  # a worker gone already has nothing left
+                self.client.run(release_project, self.digest)
             self.client.close()
             self.client = None
