@@ -332,7 +332,8 @@ class MutationSection(_Model):
     overhead_ms: float | None = None
     """Per mutant run here, what the stage cost beyond the tests' own time: (stage wall
     time x workers - time inside the tests' phases) / mutants run. Planning, runner
-    start-up, forks, swaps and the copy path all count."""
+    start-up, forks, swaps and the copy path all count; a mutant stopped by its timeout
+    counts its whole wait as the tests' time."""
     child_overhead_ms: float | None = None
     """The median over in-process mutants of a child's wall time minus its tests' time:
     fork, swap or module re-execution, pytest's protocol, exit."""

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from auditor.engine.protocol import JobResult
+from auditor.engine.stage import _overheads
 from tests.conftest import cached_results, run_audit, stable, tree_digest
 
 
@@ -122,6 +124,15 @@ def test_uncovered_code_is_no_coverage_and_not_run(traps):
     uncovered = [m for m in traps.values() if m["status"] == "NoCoverage"]
     assert uncovered
     assert all(m["path"] == "none" and m["covered_by"] == [] for m in uncovered)
+
+
+def test_a_mutant_stopped_by_its_timeout_spent_its_wait_in_the_tests():
+    ran = [
+        JobResult(id="a", status="Killed", duration=0.02, tests_seconds=0.01),
+        JobResult(id="b", status="Timeout", duration=2.0),
+    ]
+    # 2 workers x 1.02 s of stage, less 0.01 s + 2.0 s in tests, over 2 mutants.
+    assert _overheads(ran, duration=1.02, jobs=2)["overhead_ms"] == 15.0
 
 
 def test_overhead_beyond_the_tests_own_time_is_measured(fixture_runs):

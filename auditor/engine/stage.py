@@ -377,9 +377,13 @@ def run_mutation(
 
 
 def _overheads(ran: list[JobResult], duration: float, jobs: int) -> dict[str, float | None]:
+    """A mutant stopped by its timeout spent its whole time in the tests (running until
+    they were stopped): that wait is the tests' time, not the engine's."""
     if not ran:
         return {"overhead_ms": None, "child_overhead_ms": None}
-    tests_time = sum(result.tests_seconds for result in ran)
+    tests_time = sum(
+        result.duration if result.status == "Timeout" else result.tests_seconds for result in ran
+    )
     in_child = sorted(
         result.duration - result.tests_seconds for result in ran if result.tests_seconds
     )
