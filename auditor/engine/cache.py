@@ -48,6 +48,9 @@ class ResultCache:
                 raise sqlite3.DatabaseError(status)
             connection.execute(_SCHEMA)
             connection.execute("pragma journal_mode=wal")
+            # A process killed mid-run keeps every committed row; only a power cut may
+            # lose the last ones, which costs the next run time, never a wrong verdict.
+            connection.execute("pragma synchronous=normal")
         except sqlite3.DatabaseError:
             connection.close()
             raise
