@@ -70,6 +70,12 @@ class ResultCache:
         except ValueError:
             return None
 
+    def is_empty(self) -> bool:
+        try:
+            return self.connection.execute("select 1 from results limit 1").fetchone() is None
+        except sqlite3.DatabaseError:
+            return True
+
     def put(self, key: str, result: JobResult) -> None:
         value = to_json(result)
         try:

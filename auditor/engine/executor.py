@@ -116,12 +116,17 @@ class RunnerPool:
         )
         return _Runner(number, process, home / "output.log")
 
+    def start(self) -> None:
+        """Start the runners without waiting for them (they start up while the caller
+        goes on, e.g. planning); `run` starts them if nobody did."""
+        if not self.runners:
+            self.runners = [self._start(n) for n in range(self.jobs)]
+
     def run(self, jobs: Iterable[Job], on_result: Callable[[JobResult], None]) -> None:
         pending = _Lookahead(iter(jobs))
         if not pending:
             return
-        if not self.runners:
-            self.runners = [self._start(n) for n in range(self.jobs)]
+        self.start()
         selector = selectors.DefaultSelector()
         for runner in self.runners:
             selector.register(runner.process.stdout, selectors.EVENT_READ, runner)

@@ -256,6 +256,28 @@ def run_mutation(
     only: set[str] | None = None,
 ) -> MutationSection:
     """`only`: run just the mutants with these ids (escalation re-measures survivors)."""
+    excluded = [t.nodeid for t in baseline.tests if t.outcome in ("crashed", "timeout")]
+    cache = ResultCache(project.root / ".audit" / "cache.sqlite")
+    with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
+        pool = _pool(project, config, excluded, Path(scratch), config.workers)
+        try:
+            if isinstance(pool, RunnerPool) and cache.is_empty():
+                pool.start()  # a first run: the runners start up while the mutants are planned
+            return _mutate(project, config, baseline, progress, only, cache, pool)
+        finally:
+            pool.close()
+            cache.close()
+
+
+def _mutate(
+    project: Project,
+    config: AuditConfig,
+    baseline: BaselineSection,
+    progress: Progress,
+    only: set[str] | None,
+    cache: ResultCache,
+    pool: RunnerPool | DaskPool,
+) -> MutationSection:
     started = time.perf_counter()
     deadline = time.monotonic() + config.time_budget if config.time_budget else None
     planner = planner_for(project, config, baseline)
@@ -266,7 +288,6 @@ def run_mutation(
     module_names = {
         str(path): module_name(path, project.source_roots) for path in project.source_files
     }
-    cache = ResultCache(project.root / ".audit" / "cache.sqlite")
     results: dict[str, JobResult] = {}
     cached: set[str] = set()
     runnable = [m for m in in_scope if m.runnable]
@@ -301,6 +322,8 @@ def run_mutation(
             cache.put(mutant.cache_key, result)
         report_progress()
 
+    jobs = config.workers
+
     def within_budget(mutants: list[PlannedMutant]) -> Iterator[PlannedMutant]:
         """Every worker gets one mutant however small the budget: planning and runner
         start-up alone may use it up, and a sampled run needs verdicts to estimate from."""
@@ -310,8 +333,6 @@ def run_mutation(
             yield mutant
 
     passing = [t.nodeid for t in baseline.tests if t.reliable]
-    jobs = config.workers
-    excluded = [t.nodeid for t in baseline.tests if t.outcome in ("crashed", "timeout")]
     in_process = [m for m in to_run if m.path != "copy"]
     if deadline is not None:
         # Under a budget any prefix of the run must be a fair sample: no family first.
@@ -320,34 +341,28 @@ def run_mutation(
         # The extreme family first: pseudo-tested functions show up before the full run.
         extreme = [m for m in in_process if m.site.family == "extreme"]
         batches = [extreme, [m for m in in_process if m.site.family != "extreme"]]
-    with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
-        pool = _pool(project, config, excluded, Path(scratch), jobs)
-        if isinstance(pool, DaskPool):
-            jobs = pool.connect()
-        interrupted = False
-        try:
-            try:
-                for batch in batches:
-                    jobs_of_batch = within_budget(batch)
-                    pool.run((_job(m, module_names[m.abs_path]) for m in jobs_of_batch), on_result)
-                pool.close()
-                # Survivors of the in-process tests get the tests whose subprocesses run them.
-                second_chance = [m for m in in_process if m.id in undecided]
-                for mutant in second_chance:
-                    tally[results.pop(mutant.id).status] -= 1
-                work = [(m, m.tests) for m in to_run if m.path == "copy"]
-                work += [(m, m.subprocess_tests) for m in second_chance]
-                _run_on_copies(project, config, work, set(passing), jobs, on_result, deadline)
-            except (KeyboardInterrupt, IncompleteRunError):
-                # Ctrl-C: children stopped; every final verdict so far is kept (and cached).
-                interrupted = True
-                for mutant_id in undecided:
-                    if mutant_id in results and not results[mutant_id].on_copy:
-                        del results[mutant_id]  # survived in process: not final
-            project_known = _project_known(scope, planned, results, cache)
-        finally:
-            pool.close()
-            cache.close()
+    if isinstance(pool, DaskPool):
+        jobs = pool.connect()
+    interrupted = False
+    try:
+        for batch in batches:
+            jobs_of_batch = within_budget(batch)
+            pool.run((_job(m, module_names[m.abs_path]) for m in jobs_of_batch), on_result)
+        pool.close()
+        # Survivors of the in-process tests get the tests whose subprocesses run them.
+        second_chance = [m for m in in_process if m.id in undecided]
+        for mutant in second_chance:
+            tally[results.pop(mutant.id).status] -= 1
+        work = [(m, m.tests) for m in to_run if m.path == "copy"]
+        work += [(m, m.subprocess_tests) for m in second_chance]
+        _run_on_copies(project, config, work, set(passing), jobs, on_result, deadline)
+    except (KeyboardInterrupt, IncompleteRunError):
+        # Ctrl-C: children stopped; every final verdict so far is kept (and cached).
+        interrupted = True
+        for mutant_id in undecided:
+            if mutant_id in results and not results[mutant_id].on_copy:
+                del results[mutant_id]  # survived in process: not final
+    project_known = _project_known(scope, planned, results, cache)
     stopped_by_budget = any(m.id not in results for m in runnable)
     reported = [m for m in in_scope if not m.runnable or m.id in results]
     mutants = sorted(
