@@ -5,6 +5,7 @@ This is the facade the CLI (and anyone embedding audit) calls.
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import time
 from collections.abc import Callable, Iterator
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor import __version__
+from auditor.audit_folder import audit_folder
 from auditor.baseline.coverage_data import relative
 from auditor.baseline.stage import run_baseline
 from auditor.config import AuditConfig, load_config
@@ -23,6 +25,7 @@ from auditor.engine.stage import run_mutation
 from auditor.errors import ConfigError, DiscoveryError
 from auditor.gate import evaluate, require_escalation
 from auditor.isolation import choose
+from auditor.memory import release_freed_memory
 from auditor.probes.stage import run_probes
 from auditor.progress import SilentProgress, StageProgress
 from auditor.report import ProjectInfo, Report, SandboxInfo, ToolInfo, read_report
@@ -109,6 +112,8 @@ def run_audit(
     with clock.stage("discover") as done:
         project = discover(test_paths or config.tests, config.src, cwd)
         done(f"{len(project.test_files)} test files, {len(project.source_files)} source files")
+    with contextlib.suppress(OSError):  # a read-only project: the cache lives in memory
+        audit_folder(project.root)
 
     with clock.stage("baseline") as done:
         baseline, coverage = run_baseline(project, config, progress.update)
@@ -123,6 +128,7 @@ def run_audit(
             config.disable_smells,
         )
         done(f"{len(smells.findings)} findings")
+    release_freed_memory()  # the test modules' syntax trees
 
     mutation = None
     if config.mutation:

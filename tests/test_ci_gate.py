@@ -42,6 +42,19 @@ def shallow_with_cache(fixture_runs, tmp_path):
     return copy, report
 
 
+def test_audits_own_folder_stays_out_of_git_status(shop_repo):
+    result, _ = audit(shop_repo, "tests_shallow", "--diff", "HEAD")
+    assert result.returncode == 0, result.stderr
+    assert (shop_repo / ".audit" / "cache.sqlite").exists()
+    status = subprocess.run(
+        ["git", "-C", str(shop_repo), "status", "--porcelain", "--untracked-files=all"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    assert status.stdout == ""
+
+
 def test_diff_runs_only_the_mutants_of_the_changed_lines(shop_repo):
     pricing = shop_repo / "shop" / "pricing.py"
     text = pricing.read_text()

@@ -28,7 +28,9 @@ def _checksum(value: str) -> str:
 
 
 class ResultCache:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, root: Path) -> None:
+        """The cache of the project at `root`: `.audit/cache.sqlite`."""
+        path = root / ".audit" / "cache.sqlite"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.connection = self._open(path)

@@ -27,6 +27,7 @@ from auditor.engine.protocol import Job, JobResult
 from auditor.engine.verify import verify_sample
 from auditor.errors import ConfigError, IncompleteRunError
 from auditor.isolation import choose
+from auditor.memory import release_freed_memory
 from auditor.report import (
     BaselineSection,
     Estimate,
@@ -257,7 +258,7 @@ def run_mutation(
 ) -> MutationSection:
     """`only`: run just the mutants with these ids (escalation re-measures survivors)."""
     excluded = [t.nodeid for t in baseline.tests if t.outcome in ("crashed", "timeout")]
-    cache = ResultCache(project.root / ".audit" / "cache.sqlite")
+    cache = ResultCache(project.root)
     with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
         pool = _pool(project, config, excluded, Path(scratch), config.workers)
         try:
@@ -341,6 +342,7 @@ def _mutate(
         # The extreme family first: pseudo-tested functions show up before the full run.
         extreme = [m for m in in_process if m.site.family == "extreme"]
         batches = [extreme, [m for m in in_process if m.site.family != "extreme"]]
+    release_freed_memory()  # the source files' syntax trees, before the long part
     if isinstance(pool, DaskPool):
         jobs = pool.connect()
     interrupted = False
@@ -429,7 +431,7 @@ def _project_known(
     return scoring.scores(known)
 
 
-_MIN_CHILD_GROWTH_MB = 128
+_MIN_CHILD_GROWTH_MB = 64
 
 
 def _child_growth_limit_mb(memory_limit_mb: int) -> int:

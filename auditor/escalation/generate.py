@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from auditor.audit_folder import audit_folder
 from auditor.config import load_config
 from auditor.discovery import find_rootdir
 from auditor.engine.stage import module_name
@@ -62,8 +63,11 @@ def generate(source: Path, out_dir: Path | None, model: str | None) -> tuple[Pat
     kept = [c for c in candidates if c.stage == "parsed"]
     if not kept:
         raise AuditError("generate", f"{chat.model} wrote no usable test for {relative}")
-    folder = out_dir or root / ".audit" / "generated"
-    folder.mkdir(parents=True, exist_ok=True)
+    if out_dir is None:
+        folder = audit_folder(root, "generated")
+    else:
+        folder = out_dir
+        folder.mkdir(parents=True, exist_ok=True)
     slug = re.sub(r"[^A-Za-z0-9]+", "_", relative.removesuffix(".py")).strip("_")
     path = folder / f"test_{slug}.py"
     header = (

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from auditor.audit_folder import audit_folder
 from auditor.baseline.coverage_data import relative
 from auditor.config import AuditConfig, EscalationConfig
 from auditor.discovery import Project
@@ -95,7 +96,7 @@ class _Log:
         self.folder = root / ".audit" / "escalation"
         if self.folder.exists():
             shutil.rmtree(self.folder)
-        self.folder.mkdir(parents=True)
+        audit_folder(root, "escalation")
 
     def write(self, name: str, text: str) -> str:
         path = self.folder / name

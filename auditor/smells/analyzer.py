@@ -13,7 +13,7 @@ from auditor.smells.assertions import CheckFinder
 from auditor.smells.catalog import RULES
 from auditor.smells.rules import MODULE_RULES, TEST_RULES
 from auditor.smells.rules.base import Finding, TestContext
-from auditor.smells.source import TestModule, module_functions, parse_test_module
+from auditor.smells.source import TestModule, forget_walks, module_functions, parse_test_module
 
 _SUPPRESSION = re.compile(r"#\s*audit:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?")
 
@@ -50,13 +50,16 @@ def _conftest_functions(
 def analyze_module(module: TestModule, assertion_helpers: set[str]) -> list[Finding]:
     finder = CheckFinder(module, assertion_helpers)
     findings: list[Finding] = []
-    for test in module.tests:
-        context = TestContext(test=test, module=module, finder=finder)
-        for rule in TEST_RULES:
-            context.earlier.extend(rule(context))
-        findings.extend(context.earlier)
-    for module_rule in MODULE_RULES:
-        findings.extend(module_rule(module))
+    try:
+        for test in module.tests:
+            context = TestContext(test=test, module=module, finder=finder)
+            for rule in TEST_RULES:
+                context.earlier.extend(rule(context))
+            findings.extend(context.earlier)
+        for module_rule in MODULE_RULES:
+            findings.extend(module_rule(module))
+    finally:
+        forget_walks()
     return findings
 
 
