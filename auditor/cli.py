@@ -19,6 +19,7 @@ from rich.console import Console
 from auditor.config import load_config
 from auditor.errors import AuditError, ConfigError, ExitCode
 from auditor.report import Report, json_schema, read_report
+from auditor.scratch import use_run_folder
 
 
 class _DefaultToRun(click.Group):
@@ -468,6 +469,7 @@ def schema() -> None:
 
 
 def main() -> None:
+    use_run_folder()
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Exit as exc:
