@@ -21,14 +21,18 @@ _PREFIX = "audit-run-"
 _LOCK = ".lock"
 
 
-def use_run_folder() -> Path:
+def use_run_folder() -> Path | None:
     """Make this process's run folder and point `tempfile` at it; first sweep the folders
-    of runs that ended without cleaning up. For the CLI, which owns its process."""
+    of runs that ended without cleaning up. For the CLI, which owns its process. None
+    where the temporary folder cannot be written (the stages say so when they need it)."""
     base = Path(tempfile.gettempdir())
     sweep(base)
-    folder = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=base))
-    lock = os.open(folder / _LOCK, os.O_WRONLY | os.O_CREAT, 0o600)
-    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=base))
+        lock = os.open(folder / _LOCK, os.O_WRONLY | os.O_CREAT, 0o600)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    except OSError:
+        return None
     atexit.register(_remove, folder, lock)
     tempfile.tempdir = str(folder)
     return folder
