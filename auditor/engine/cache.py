@@ -1,4 +1,5 @@
-"""Results cache: one sqlite row per mutant, keyed by content, written as results come.
+"""Results cache: one sqlite row per mutant, keyed by content, written as results come;
+and the mutation sites found in each source file, so a rerun does not parse it again.
 
 The key covers the mutated function's code, the mutation, the covering tests' files,
 conftest files and the config, never paths or times, so `.audit/` can move between
@@ -7,20 +8,27 @@ wrong verdict."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import sqlite3
 from pathlib import Path
 
 from auditor.engine.protocol import JobResult, read_result, to_json
+from mutators.sites import Site
 
+_TABLES = ("results", "sites")
 _SCHEMA = """
-create table if not exists results (
+create table if not exists {table} (
     key text primary key,
     value text not null,
     checksum text not null
 )
 """
+
+
+def _site(row: dict) -> Site:
+    return Site(**{**row, "function_classes": tuple(row["function_classes"])})
 
 
 def _checksum(value: str) -> str:
@@ -48,7 +56,8 @@ class ResultCache:
             (status,) = connection.execute("pragma quick_check").fetchone()
             if status != "ok":
                 raise sqlite3.DatabaseError(status)
-            connection.execute(_SCHEMA)
+            for table in _TABLES:
+                connection.execute(_SCHEMA.format(table=table))
             connection.execute("pragma journal_mode=wal")
             # A process killed mid-run keeps every committed row; only a power cut may
             # lose the last ones, which costs the next run time, never a wrong verdict.
@@ -58,17 +67,31 @@ class ResultCache:
             raise
         return connection
 
-    def get(self, key: str) -> JobResult | None:
+    def _read(self, table: str, key: str) -> str | None:
         try:
             row = self.connection.execute(
-                "select value, checksum from results where key = ?", (key,)
+                f"select value, checksum from {table} where key = ?", (key,)
             ).fetchone()
         except sqlite3.DatabaseError:
             return None
         if row is None or _checksum(row[0]) != row[1]:
             return None
+        return row[0]
+
+    def _write(self, table: str, key: str, value: str) -> None:
         try:
-            return read_result(json.loads(row[0]))
+            self.connection.execute(
+                f"insert or replace into {table} (key, value, checksum) values (?, ?, ?)",
+                (key, value, _checksum(value)),
+            )
+            self.connection.commit()
+        except sqlite3.DatabaseError:
+            pass  # a cache that cannot be written only costs the next run time
+
+    def get(self, key: str) -> JobResult | None:
+        value = self._read("results", key)
+        try:
+            return None if value is None else read_result(json.loads(value))
         except ValueError:
             return None
 
@@ -79,15 +102,18 @@ class ResultCache:
             return True
 
     def put(self, key: str, result: JobResult) -> None:
-        value = to_json(result)
+        self._write("results", key, to_json(result))
+
+    def get_sites(self, key: str) -> list[Site] | None:
+        value = self._read("sites", key)
         try:
-            self.connection.execute(
-                "insert or replace into results (key, value, checksum) values (?, ?, ?)",
-                (key, value, _checksum(value)),
-            )
-            self.connection.commit()
-        except sqlite3.DatabaseError:
-            pass  # a cache that cannot be written only costs the next run time
+            rows = None if value is None else json.loads(value)
+            return None if rows is None else [_site(row) for row in rows]
+        except (ValueError, TypeError):
+            return None
+
+    def put_sites(self, key: str, sites: list[Site]) -> None:
+        self._write("sites", key, json.dumps([dataclasses.asdict(site) for site in sites]))
 
     def close(self) -> None:
         self.connection.close()

@@ -10,6 +10,7 @@ equivalent or duplicate by trivial compiler equivalence).
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 import marshal
@@ -20,9 +21,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
+from typing import Protocol
 
 import libcst as cst
 
+import mutators
 from auditor import __version__
 from auditor.engine.compiler import compile_module, find_function, fingerprint
 from auditor.report import BaselineSection, MutantStatus
@@ -80,6 +83,22 @@ def _digest(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
+@functools.cache
+def _mutators_digest() -> str:
+    """The operators' own code: an operator changed between two runs of the same version
+    must not bring back the sites the old one found."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(mutators.__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+class SiteCache(Protocol):
+    def get_sites(self, key: str) -> list[Site] | None: ...
+
+    def put_sites(self, key: str, sites: list[Site]) -> None: ...
+
+
 class Planner:
     def __init__(
         self,
@@ -90,8 +109,12 @@ class Planner:
         shared_sources: str,
         module_level: bool = True,
         copy_path: bool = True,
+        site_cache: SiteCache | None = None,
     ) -> None:
         self.root = root
+        self.site_cache = site_cache
+        self.sites_salt = _digest(__version__, [op.name for op in operators], _mutators_digest())
+        """What the sites found in a source depend on besides the source itself."""
         self.copy_path = copy_path
         self.module_level = module_level
         self.operators = operators
@@ -129,6 +152,19 @@ class Planner:
             self.test_file_digests[file] = hashlib.sha256(content).hexdigest()
         return self.test_file_digests[file]
 
+    def _sites(self, source: str) -> list[Site]:
+        """The source's mutation sites; from the cache when this source was seen before
+        (finding them is libcst's parse and visit: most of a rerun's planning)."""
+        key = _digest(self.sites_salt, source)
+        if self.site_cache is not None:
+            known = self.site_cache.get_sites(key)
+            if known is not None:
+                return known
+        sites = find_mutations(source, self.operators)
+        if self.site_cache is not None:
+            self.site_cache.put_sites(key, sites)
+        return sites
+
     def _ordered(self, tests: Iterable[str]) -> list[str]:
         """Fastest first, by duration class, then by name.
 
@@ -145,7 +181,7 @@ class Planner:
         relative = path.relative_to(self.root).as_posix()
         source = path.read_text(encoding="utf-8")
         try:
-            sites = find_mutations(source, self.operators)
+            sites = self._sites(source)
         except cst.ParserSyntaxError:
             return []
         filename = str(path)

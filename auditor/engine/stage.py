@@ -59,7 +59,12 @@ def _shared_digest(project: Project, config: AuditConfig) -> str:
     return digest.hexdigest()
 
 
-def planner_for(project: Project, config: AuditConfig, baseline: BaselineSection) -> Planner:
+def planner_for(
+    project: Project,
+    config: AuditConfig,
+    baseline: BaselineSection,
+    site_cache: ResultCache | None = None,
+) -> Planner:
     """The planner of this run's mutants: the same ids and code for every stage."""
     try:
         chosen = operators(config.mutators, config.disable_mutators)
@@ -73,6 +78,7 @@ def planner_for(project: Project, config: AuditConfig, baseline: BaselineSection
         _shared_digest(project, config),
         module_level=config.module_level,
         copy_path=config.copy_path,
+        site_cache=site_cache,
     )
 
 
@@ -281,7 +287,7 @@ def _mutate(
 ) -> MutationSection:
     started = time.perf_counter()
     deadline = time.monotonic() + config.time_budget if config.time_budget else None
-    planner = planner_for(project, config, baseline)
+    planner = planner_for(project, config, baseline, cache)
     planned = plan(planner, project.source_files)
     in_scope, scope = _select_scope(project, config, planned)
     if only is not None:

@@ -1,0 +1,53 @@
+"""A rerun takes each unchanged source's mutation sites from `.audit/` instead of parsing
+it again, and plans exactly the same mutants."""
+
+import pytest
+
+from auditor.engine import plan as plan_module
+from auditor.engine.cache import ResultCache
+from auditor.engine.plan import Planner, TimeoutPolicy, plan
+from auditor.report import BaselineSection
+from mutators.registry import operators
+
+
+@pytest.fixture
+def shop(fixture_runs):
+    _, report, root, _ = fixture_runs["shop", "tests_shallow"]
+    baseline = BaselineSection.model_validate(report["baseline"])
+    return root, baseline, sorted((root / "shop").glob("*.py"))
+
+
+def planner(root, baseline, cache) -> Planner:
+    return Planner(root, baseline, operators(), TimeoutPolicy(3.0, 2.0), "", site_cache=cache)
+
+
+def planned(mutants) -> list[tuple]:
+    return [(m.id, m.status, m.path, m.cache_key, m.diff, m.tests) for m in mutants]
+
+
+def test_a_rerun_plans_the_same_mutants_without_parsing_the_sources(shop, tmp_path, monkeypatch):
+    root, baseline, files = shop
+    cache = ResultCache(tmp_path)
+    first = plan(planner(root, baseline, cache), files)
+
+    def parse_again(*args):
+        raise AssertionError("an unchanged source was parsed again")
+
+    monkeypatch.setattr(plan_module, "find_mutations", parse_again)
+    again = plan(planner(root, baseline, cache), files)
+    assert first and planned(again) == planned(first)
+
+
+def test_a_changed_source_is_parsed_again(shop, tmp_path, monkeypatch):
+    root, baseline, _ = shop
+    cache = ResultCache(tmp_path)
+    copy = tmp_path / "pricing.py"
+    copy.write_text((root / "shop" / "pricing.py").read_text())
+    plan(planner(tmp_path, baseline, cache), [copy])
+    copy.write_text(copy.read_text() + "\n\ndef added(x):\n    return x + 1\n")
+    parsed = []
+    real = plan_module.find_mutations
+    monkeypatch.setattr(plan_module, "find_mutations", lambda *a: parsed.append(1) or real(*a))
+    mutants = plan(planner(tmp_path, baseline, cache), [copy])
+    assert parsed == [1]
+    assert any(m.site.function == "added" for m in mutants)
