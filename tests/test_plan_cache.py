@@ -1,6 +1,10 @@
 """A rerun takes each unchanged source's mutation sites from `.audit/` instead of parsing
 it again, and plans exactly the same mutants."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from auditor.engine import plan as plan_module
@@ -51,3 +55,26 @@ def test_a_changed_source_is_parsed_again(shop, tmp_path, monkeypatch):
     mutants = plan(planner(tmp_path, baseline, cache), [copy])
     assert parsed == [1]
     assert any(m.site.function == "added" for m in mutants)
+
+
+def test_a_set_literals_code_has_the_same_fingerprint_in_every_process():
+    """Sets print in hash order, which changes with each process: a cache key built from
+    them would never match on a rerun."""
+    program = (
+        "import json\n"
+        "from auditor.engine.compiler import fingerprint\n"
+        'code = compile(\'def f(x):\\n    return x in {"alpha", "beta", "gamma"}\\n\','
+        " 'm.py', 'exec')\n"
+        "print(json.dumps(fingerprint(code.co_consts[0]), default=str))\n"
+    )
+    printed = {
+        subprocess.run(
+            [sys.executable, "-c", program],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(1, 6)
+    }
+    assert len(printed) == 1

@@ -33,10 +33,22 @@ def find_function(module_code: CodeType, qualname: str, def_line: int) -> CodeTy
     return scope
 
 
+def _stable_repr(const: object) -> str:
+    """repr, with sets in a fixed order: a frozenset constant (`x in {"a", "b"}`) prints
+    in hash order, which changes with every process and would change cache keys."""
+    if isinstance(const, frozenset):
+        return "frozenset({" + ", ".join(sorted(_stable_repr(item) for item in const)) + "})"
+    if isinstance(const, tuple):
+        return "(" + ", ".join(_stable_repr(item) for item in const) + ",)"
+    return repr(const)
+
+
 def fingerprint(code: CodeType) -> tuple[Any, ...]:
     """What the interpreter executes, without line and column tables."""
     consts = tuple(
-        fingerprint(const) if isinstance(const, CodeType) else (type(const).__name__, repr(const))
+        fingerprint(const)
+        if isinstance(const, CodeType)
+        else (type(const).__name__, _stable_repr(const))
         for const in code.co_consts
     )
     return (
