@@ -29,17 +29,20 @@ def planned(mutants) -> list[tuple]:
     return [(m.id, m.status, m.path, m.cache_key, m.diff, m.tests) for m in mutants]
 
 
-def test_a_rerun_plans_the_same_mutants_without_parsing_the_sources(shop, tmp_path, monkeypatch):
+def test_a_rerun_plans_the_same_mutants_without_parsing_or_compiling(shop, tmp_path, monkeypatch):
     root, baseline, files = shop
     cache = ResultCache(tmp_path)
     first = plan(planner(root, baseline, cache), files)
 
-    def parse_again(*args):
-        raise AssertionError("an unchanged source was parsed again")
+    def again(*args):
+        raise AssertionError("an unchanged source was parsed or compiled again")
 
-    monkeypatch.setattr(plan_module, "find_mutations", parse_again)
-    again = plan(planner(root, baseline, cache), files)
-    assert first and planned(again) == planned(first)
+    monkeypatch.setattr(plan_module, "find_mutations", again)
+    monkeypatch.setattr(plan_module, "compile_module", again)
+    rerun = plan(planner(root, baseline, cache), files)
+    assert any(m.path == "swap" for m in first)
+    assert planned(rerun) == planned(first)
+    assert [m.function_code for m in rerun] == [m.function_code for m in first]
 
 
 def test_a_changed_source_is_parsed_again(shop, tmp_path, monkeypatch):

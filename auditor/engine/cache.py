@@ -8,16 +8,19 @@ wrong verdict."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import hashlib
 import json
 import sqlite3
 from pathlib import Path
 
+from auditor.engine.plan import Swap
 from auditor.engine.protocol import JobResult, read_result, to_json
 from mutators.sites import Site
 
-_TABLES = ("results", "sites")
+_TABLES = ("results", "sites", "swaps")
 _SCHEMA = """
 create table if not exists {table} (
     key text primary key,
@@ -25,6 +28,13 @@ create table if not exists {table} (
     checksum text not null
 )
 """
+
+
+def _swap(row: list | None) -> Swap | None:
+    if row is None:
+        return None
+    original, mutated, code, line, name = row
+    return Swap(original, mutated, base64.b64decode(code, validate=True), (line, name))
 
 
 def _site(row: dict) -> Site:
@@ -114,6 +124,23 @@ class ResultCache:
 
     def put_sites(self, key: str, sites: list[Site]) -> None:
         self._write("sites", key, json.dumps([dataclasses.asdict(site) for site in sites]))
+
+    def get_swaps(self, key: str) -> dict[str, Swap | None] | None:
+        value = self._read("swaps", key)
+        try:
+            rows = None if value is None else json.loads(value)
+            return None if rows is None else {k: _swap(row) for k, row in rows.items()}
+        except (ValueError, TypeError, binascii.Error):
+            return None
+
+    def put_swaps(self, key: str, swaps: dict[str, Swap | None]) -> None:
+        rows = {
+            local_id: None
+            if swap is None
+            else [swap.original, swap.mutated, base64.b64encode(swap.code).decode(), *swap.target]
+            for local_id, swap in swaps.items()
+        }
+        self._write("swaps", key, json.dumps(rows, sort_keys=True))
 
     def close(self) -> None:
         self.connection.close()

@@ -15,6 +15,7 @@ import hashlib
 import json
 import marshal
 import math
+import sys
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -98,6 +99,10 @@ class SiteCache(Protocol):
 
     def put_sites(self, key: str, sites: list[Site]) -> None: ...
 
+    def get_swaps(self, key: str) -> dict[str, Swap | None] | None: ...
+
+    def put_swaps(self, key: str, swaps: dict[str, Swap | None]) -> None: ...
+
 
 class Planner:
     def __init__(
@@ -115,6 +120,8 @@ class Planner:
         self.site_cache = site_cache
         self.sites_salt = _digest(__version__, [op.name for op in operators], _mutators_digest())
         """What the sites found in a source depend on besides the source itself."""
+        self.swaps_salt = _digest(self.sites_salt, sys.version, sys.implementation.name)
+        """And what compiled code depends on: bytecode and marshal change with Python."""
         self.copy_path = copy_path
         self.module_level = module_level
         self.operators = operators
@@ -195,6 +202,7 @@ class Planner:
         file_subprocess_tests = set().union(*by_subprocess.values()) if by_subprocess else set()
         import_lines = self.import_lines.get(relative, set())
         compiler = _FunctionCompiler(source, filename, line_starts)
+        swaps = _Swaps(compiler, self.site_cache, _digest(self.swaps_salt, source))
         seen: dict[tuple, str] = {}
         planned = []
         for site in sites:
@@ -242,7 +250,7 @@ class Planner:
             budget = sum(self.durations.get(t, 0.0) for t in mutant.tests)
             mutant.timeout = budget * self.policy.factor + self.policy.constant
             try:
-                key_of_code = self._choose_path(mutant, site, at_import, compiler, mutated, seen)
+                key_of_code = self._choose_path(mutant, site, at_import, swaps, mutated, seen)
             except (SyntaxError, ValueError) as exc:
                 mutant.status, mutant.path = "CompileError", "none"
                 mutant.status_reason = f"{type(exc).__name__}: {exc}"
@@ -266,6 +274,7 @@ class Planner:
                 sorted((t, self._test_digest(t)) for t in mutant.subprocess_tests),
                 self.shared_sources,
             )
+        swaps.save()
         return planned
 
     def _choose_path(
@@ -273,7 +282,7 @@ class Planner:
         mutant: PlannedMutant,
         site: Site,
         at_import: bool,
-        compiler: _FunctionCompiler,
+        swaps: _Swaps,
         mutated: str,
         seen: dict[tuple, str],
     ) -> tuple:
@@ -284,16 +293,69 @@ class Planner:
         reads as equivalent. Module-path mutants are compiled by the runner's child, which
         reports a syntax error as CompileError."""
         if not at_import:
-            original = compiler.original(site)
-            new = compiler.mutated(site, mutated)
-            if original is not None and new is not None:
+            swap = swaps.get(site, mutated)
+            if swap is not None:
                 mutant.path = "swap"
-                mutant.function_code = zlib.compress(marshal.dumps(new), 1)
-                mutant.target = (original.co_firstlineno, original.co_name)
-                seen.setdefault(("swap", site.function, fingerprint(original)), "")
-                return ("swap", site.function, fingerprint(new))
+                mutant.function_code = swap.code
+                mutant.target = swap.target
+                seen.setdefault(("swap", site.function, swap.original), "")
+                return ("swap", site.function, swap.mutated)
         mutant.path = "module"
         return ("module", mutant.id)
+
+
+@dataclass(frozen=True)
+class Swap:
+    """A mutant's function compiled for the swap path."""
+
+    original: str
+    """Digest of the original function's code (trivial compiler equivalence)."""
+    mutated: str
+    """Digest of the mutated function's code."""
+    code: bytes
+    """zlib-compressed marshal of the mutated function's code object."""
+    target: tuple[int, str]
+    """(co_firstlineno, co_name) of the original function, to find it alive."""
+
+
+def _code_digest(code: CodeType) -> str:
+    return hashlib.sha256(repr(fingerprint(code)).encode()).hexdigest()
+
+
+class _Swaps:
+    """One source's swap-path compilations, by site; remembered across runs, since
+    compiling every mutant is most of a rerun's planning once the sites are known."""
+
+    def __init__(self, compiler: _FunctionCompiler, cache: SiteCache | None, key: str) -> None:
+        self.compiler = compiler
+        self.cache = cache
+        self.key = key
+        self.known: dict[str, Swap | None] = (cache.get_swaps(key) if cache else None) or {}
+        self.added = False
+
+    def get(self, site: Site, mutated: str) -> Swap | None:
+        """None where the function cannot be compiled on its own (the module path);
+        raises SyntaxError for a mutant that does not compile."""
+        local_id = site.local_id()
+        if local_id not in self.known:
+            original = self.compiler.original(site)
+            new = self.compiler.mutated(site, mutated)
+            self.known[local_id] = (
+                None
+                if original is None or new is None
+                else Swap(
+                    _code_digest(original),
+                    _code_digest(new),
+                    zlib.compress(marshal.dumps(new), 1),
+                    (original.co_firstlineno, original.co_name),
+                )
+            )
+            self.added = True
+        return self.known[local_id]
+
+    def save(self) -> None:
+        if self.added and self.cache is not None:
+            self.cache.put_swaps(self.key, self.known)
 
 
 class _FunctionCompiler:
