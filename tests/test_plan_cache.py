@@ -81,3 +81,19 @@ def test_a_set_literals_code_has_the_same_fingerprint_in_every_process():
         for seed in range(1, 6)
     }
     assert len(printed) == 1
+
+
+def test_the_plans_of_a_file_s_earlier_versions_are_dropped(shop, tmp_path):
+    root, baseline, _ = shop
+    cache = ResultCache(tmp_path)
+    copy = tmp_path / "shop" / "pricing.py"  # where the baseline saw tests run it
+    copy.parent.mkdir()
+    copy.write_text((root / "shop" / "pricing.py").read_text())
+    for version in range(3):
+        copy.write_text(copy.read_text() + f"\n\ndef added_{version}(x):\n    return x + 1\n")
+        plan(planner(tmp_path, baseline, cache), [copy])
+    rows = [
+        cache.connection.execute(f"select count(*) from {table}").fetchone()[0]
+        for table in ("sites", "swaps")
+    ]
+    assert rows == [1, 1]

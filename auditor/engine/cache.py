@@ -105,6 +105,20 @@ class ResultCache:
         except ValueError:
             return None
 
+    def keep_plans(self, keys: set[str]) -> None:
+        """Drop the sites and compilations of every source but these."""
+        try:
+            for table in ("sites", "swaps"):
+                stale = [
+                    (key,)
+                    for (key,) in self.connection.execute(f"select key from {table}")
+                    if key not in keys
+                ]
+                self.connection.executemany(f"delete from {table} where key = ?", stale)
+            self.connection.commit()
+        except sqlite3.DatabaseError:
+            pass
+
     def is_empty(self) -> bool:
         try:
             return self.connection.execute("select 1 from results limit 1").fetchone() is None

@@ -103,6 +103,8 @@ class SiteCache(Protocol):
 
     def put_swaps(self, key: str, swaps: dict[str, Swap | None]) -> None: ...
 
+    def keep_plans(self, keys: set[str]) -> None: ...
+
 
 class Planner:
     def __init__(
@@ -118,6 +120,8 @@ class Planner:
     ) -> None:
         self.root = root
         self.site_cache = site_cache
+        self.plan_keys: set[str] = set()
+        """The cache keys of the sites and compilations this planner used."""
         self.sites_salt = _digest(__version__, [op.name for op in operators], _mutators_digest())
         """What the sites found in a source depend on besides the source itself."""
         self.swaps_salt = _digest(self.sites_salt, sys.version, sys.implementation.name)
@@ -163,6 +167,7 @@ class Planner:
         """The source's mutation sites; from the cache when this source was seen before
         (finding them is libcst's parse and visit: most of a rerun's planning)."""
         key = _digest(self.sites_salt, source)
+        self.plan_keys.add(key)
         if self.site_cache is not None:
             known = self.site_cache.get_sites(key)
             if known is not None:
@@ -203,6 +208,7 @@ class Planner:
         import_lines = self.import_lines.get(relative, set())
         compiler = _FunctionCompiler(source, filename, line_starts)
         swaps = _Swaps(compiler, self.site_cache, _digest(self.swaps_salt, source))
+        self.plan_keys.add(swaps.key)
         seen: dict[tuple, str] = {}
         planned = []
         for site in sites:
@@ -403,7 +409,11 @@ class _FunctionCompiler:
 
 
 def plan(planner: Planner, files: Iterable[Path]) -> list[PlannedMutant]:
+    """Every mutant of the files. With a cache, the sites and compilations of sources
+    that are no longer the project's are dropped (each edit of a file would add some)."""
     mutants: list[PlannedMutant] = []
     for path in sorted(files):
         mutants.extend(planner.plan_file(path))
+    if planner.site_cache is not None:
+        planner.site_cache.keep_plans(planner.plan_keys)
     return mutants
