@@ -169,8 +169,12 @@ def test_a_run_stopped_by_its_time_budget_is_incomplete(project_copy):
 
 
 def test_a_time_budget_with_sampling_is_an_estimate_not_a_failure(project_copy):
+    # A budget planning alone uses up: each worker still gets its one mutant.
     root = project_copy("shop")
-    result, report = audit(root, "tests_shallow", "--time-budget", "1s", "--sample", "1000")
+    result, report = audit(
+        root, "tests_shallow", "--time-budget", "0.001s", "--sample", "1000", "--jobs", "2"
+    )
     assert result.returncode == 0, result.stderr
     assert report["status"] == "complete"
-    assert report["mutation"]["estimate"]["sampled"] > 0
+    assert report["mutation"]["stopped_by_budget"]
+    assert report["mutation"]["estimate"]["sampled"] == 2

@@ -3,8 +3,10 @@ if the run that made it was killed."""
 
 import fcntl
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 
@@ -38,10 +40,27 @@ def test_the_folder_of_a_running_audit_is_kept(tmp_path):
     assert (running / "audit-baseline-x").is_dir()
 
 
-def test_an_audit_leaves_no_folder_of_its_own(project_copy, tmp_path):
+def test_a_killed_audit_leaves_only_its_run_folder_which_the_next_audit_removes(
+    project_copy, tmp_path
+):
     root = project_copy("shop")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    result = run_cli(scratch, "tests_shallow", "-q", "--no-probes", cwd=root)
-    assert result.returncode == 0, result.stderr
+    audit = subprocess.Popen(
+        [sys.executable, "-m", "auditor", "tests_shallow", "-q", "--no-probes"],
+        cwd=root,
+        env={**os.environ, "TMPDIR": str(scratch)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while not list(scratch.glob("audit-run-*/audit-baseline-*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(audit.pid, signal.SIGKILL)
+    audit.wait()
+    leftovers = list(scratch.iterdir())
+    assert len(leftovers) == 1 and leftovers[0].name.startswith("audit-run-")
+    assert list(leftovers[0].glob("audit-baseline-*"))
+    assert run_cli(scratch, "schema").returncode == 0
     assert list(scratch.iterdir()) == []

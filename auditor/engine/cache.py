@@ -1,5 +1,6 @@
 """Results cache: one sqlite row per mutant, keyed by content, written as results come;
-and the mutation sites found in each source file, so a rerun does not parse it again.
+and per source file its mutation sites and their swap-path code, so a rerun neither
+parses nor compiles a file that did not change.
 
 The key covers the mutated function's code, the mutation, the covering tests' files,
 conftest files and the config, never paths or times, so `.audit/` can move between

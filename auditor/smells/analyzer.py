@@ -48,9 +48,9 @@ def _conftest_functions(
 
 
 def analyze_module(module: TestModule, assertion_helpers: set[str]) -> list[Finding]:
-    finder = CheckFinder(module, assertion_helpers)
     findings: list[Finding] = []
     try:
+        finder = CheckFinder(module, assertion_helpers)
         for test in module.tests:
             context = TestContext(test=test, module=module, finder=finder)
             for rule in TEST_RULES:
