@@ -132,6 +132,10 @@ class BaselineSection(_Model):
     observed: list[ObservedFunction] = Field(default_factory=list)
     """What the tests passed to the code under test, recorded while they ran: the
     probes' explicit examples, and which edge classes the suite tried."""
+    memory_growth_mb: float = 0.0
+    """How much the measured test process grew while the tests ran (its peak beyond its
+    size once they were collected, coverage data included); what a mutant's child may
+    grow by is based on it."""
 
 
 class CoverageCounts(_Model):

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import resource
 import sys
+import types
+from collections.abc import Callable
+from typing import Any
 
 
 def limit_resources(memory_limit_mb: int, cpu_seconds: int | None = None) -> None:
@@ -20,17 +26,67 @@ def limit_resources(memory_limit_mb: int, cpu_seconds: int | None = None) -> Non
 
 
 def derandomize_hypothesis() -> None:
-    """The current Hypothesis settings, seeded and without a database.
+    """Hypothesis seeded and without a database, in a process about to run tests.
 
     Called from `pytest_configure`: after pytest has imported its plugins (importing
     Hypothesis earlier defeats assertion rewriting, an error under `filterwarnings =
-    error`) and before test modules decorate their tests."""
-    try:
-        from hypothesis import settings
-    except ImportError:
-        return
+    error`) and before test modules decorate their tests. Hypothesis is not imported for
+    this: a suite that never uses it would carry it (13 MB) in every runner and every
+    mutant's child. If nothing has imported it yet, the profile is loaded the moment
+    something does."""
+    if "hypothesis" in sys.modules:
+        _load_audit_profile()
+    else:
+        sys.meta_path.insert(0, _AfterImport("hypothesis", _load_audit_profile))
+
+
+def _load_audit_profile() -> None:
+    from hypothesis import core, settings
+
     settings.register_profile("audit", parent=settings.default, database=None, derandomize=True)
     settings.load_profile("audit")
+    # What `--hypothesis-seed=0` does: tests that set `derandomize=False` are seeded too.
+    core.global_force_seed = 0
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Calls `then()` right after the module `name` has been imported by anyone.
+
+    It finds nothing itself: it asks the other finders (pytest's assertion rewriter
+    among them: it loads the packages of pytest plugins, Hypothesis's included) and
+    hands back their spec with its loader wrapped. It leaves `sys.meta_path` at the
+    first lookup."""
+
+    def __init__(self, name: str, then: Callable[[], None]) -> None:
+        self.name = name
+        self.then = then
+
+    def find_spec(self, fullname: str, path: object, target: object = None) -> Any:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _ThenLoader(spec.loader, self.then)
+        return spec
+
+
+class _ThenLoader(importlib.abc.Loader):
+    """A module's own loader, then a call; anything else is the loader's."""
+
+    def __init__(self, loader: Any, then: Callable[[], None]) -> None:
+        self._loader = loader
+        self._then = then
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        self._loader.exec_module(module)
+        self._then()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
 
 
 def quiet_bytecode() -> None:

@@ -204,6 +204,17 @@ def test_code_a_test_runs_in_a_python_subprocess_is_attributed_to_it(project_cop
     assert by_path["traps/cli.py"].missing_lines == []
 
 
+def test_the_baseline_measures_how_much_the_tests_grew_their_process(tmp_path):
+    (tmp_path / "blocks.py").write_text("def block(n):\n    return b'x' * n\n")
+    (tmp_path / "test_memory.py").write_text(
+        "from blocks import block\n\n\n"
+        "def test_small():\n    assert 1\n\n\n"
+        "def test_sixty_megabytes():\n    assert len(block(60 << 20)) == 60 << 20\n"
+    )
+    baseline, _ = baseline_of(tmp_path, "test_memory.py")
+    assert 60 <= baseline.memory_growth_mb < 90
+
+
 def test_the_environments_own_sitecustomize_still_runs_in_subprocesses(tmp_path):
     site = tmp_path / "site"
     site.mkdir()

@@ -47,6 +47,12 @@ def test_a_mutant_that_grows_memory_without_bound_is_stopped_long_before_its_tim
     assert mutant["duration"] < 2
 
 
+def test_a_mutant_may_use_the_memory_its_tests_needed_in_the_baseline(traps):
+    # test_a_block_of_a_hundred_megabytes needs 100 MB; the mutant asks 100.1 MB
+    mutant = traps["traps/core.py::block::constants.number@3:34#0"]
+    assert (mutant["status"], mutant["kill_kind"]) == ("Killed", "assertion")
+
+
 def test_a_mutant_that_segfaults_is_killed_by_the_running_test(traps):
     mutant = traps["traps/core.py::crash::boolean.condition@1:7#1"]
     assert mutant["status"] == "Killed"

@@ -92,7 +92,6 @@ def main(spec_path: str) -> int:
         "--continue-on-collection-errors",
         "-q",
         "--tb=short",
-        "--hypothesis-seed=0",
     ]
     for nodeid in spec.deselect:
         args += ["--deselect", nodeid]

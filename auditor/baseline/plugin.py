@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import signal
 import sys
 from collections.abc import Generator
@@ -108,7 +109,7 @@ class BaselinePlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.emit(protocol.COLLECTED, count=len(session.items))
+        self.emit(protocol.COLLECTED, count=len(session.items), resident_mb=_resident_mb())
 
     # running ----------------------------------------------------------------
 
@@ -200,7 +201,13 @@ class BaselinePlugin:
         if self._recorder is not None:
             for observed in self._recorder.observations():
                 self.emit(protocol.OBSERVED, **observed)
-        self.emit(protocol.FINISH, exitstatus=int(exitstatus))
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        self.emit(protocol.FINISH, exitstatus=int(exitstatus), peak_mb=peak_mb)
+
+
+def _resident_mb() -> float:
+    with open("/proc/self/statm", "rb") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def raise_timeout(signum: int, frame: object) -> None:

@@ -44,6 +44,9 @@ class ChildOutcome:
     last_collected_file: str = ""
     observed: list[dict[str, Any]] = field(default_factory=list)
     """Argument values the tests passed to functions under test (see probes.observe)."""
+    memory_growth_mb: float = 0.0
+    """How much the child grew while its tests ran: its peak beyond its size once the
+    tests were collected."""
 
 
 @dataclass
@@ -77,6 +80,14 @@ def _read_events(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
     complete = chunk[: chunk.rfind(b"\n") + 1]
     events = [json.loads(line) for line in complete.splitlines() if line.strip()]
     return events, offset + len(complete)
+
+
+def _memory_growth_mb(events: list[dict[str, Any]]) -> float:
+    collected = next((e for e in events if e["kind"] == protocol.COLLECTED), None)
+    finish = next((e for e in events if e["kind"] == protocol.FINISH), None)
+    if collected is None or finish is None:
+        return 0.0
+    return max(0.0, finish.get("peak_mb", 0.0) - collected.get("resident_mb", 0.0))
 
 
 class BaselineRunner:
@@ -237,6 +248,7 @@ class BaselineRunner:
                     internal_error=internal[-1] if internal else "",
                     last_collected_file=collecting[-1]["path"] if collecting else "",
                     observed=[e for e in attempt.events if e["kind"] == protocol.OBSERVED],
+                    memory_growth_mb=_memory_growth_mb(attempt.events),
                 )
             removed.append(self._culprit(attempt, output))
         raise SuiteUnusableError(

@@ -107,6 +107,7 @@ def _measure(
             )
             for entry in outcome.observed
         ],
+        memory_growth_mb=round(outcome.memory_growth_mb, 1),
     )
     return section, coverage.summary(passing, [str(p) for p in project.source_paths])
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-_PYTEST_ARGS = ["-p", "no:cacheprovider", "-s", "--tb=no", "-q", "--hypothesis-seed=0"]
+_PYTEST_ARGS = ["-p", "no:cacheprovider", "-s", "--tb=no", "-q"]
 
 
 class RunnerPlugin:

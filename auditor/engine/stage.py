@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import os
-import resource
 import statistics
 import tempfile
 import time
@@ -196,7 +196,7 @@ def _select_scope(
 
 
 def _pool(
-    project: Project, config: AuditConfig, excluded: list[str], scratch: Path, jobs: int
+    project: Project, config: AuditConfig, baseline: BaselineSection, scratch: Path, jobs: int
 ) -> RunnerPool | DaskPool:
     root = os.path.realpath(project.root)
 
@@ -205,12 +205,12 @@ def _pool(
 
     settings = PoolSettings(
         test_paths=[relative(str(path), project.root) for path in project.collect_paths],
-        deselect=excluded,
+        deselect=[t.nodeid for t in baseline.tests if t.outcome in ("crashed", "timeout")],
         source_files=sorted(inside(path) for path in project.source_files),
         source_roots=[inside(path) for path in project.source_roots],
         allow_write=config.allow_write,
         memory_limit_mb=config.memory_limit_mb,
-        child_growth_limit_mb=_child_growth_limit_mb(config.memory_limit_mb),
+        child_growth_limit_mb=child_growth_limit_mb(baseline, config.memory_limit_mb),
         isolation=choose(config.sandbox),
     )
     if config.executor == "dask":
@@ -263,10 +263,9 @@ def run_mutation(
     only: set[str] | None = None,
 ) -> MutationSection:
     """`only`: run just the mutants with these ids (escalation re-measures survivors)."""
-    excluded = [t.nodeid for t in baseline.tests if t.outcome in ("crashed", "timeout")]
     cache = ResultCache(project.root)
     with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
-        pool = _pool(project, config, excluded, Path(scratch), config.workers)
+        pool = _pool(project, config, baseline, Path(scratch), config.workers)
         try:
             if isinstance(pool, RunnerPool) and cache.is_empty():
                 pool.start()  # a first run: the runners start up while the mutants are planned
@@ -437,11 +436,13 @@ def _project_known(
     return scoring.scores(known)
 
 
-_MIN_CHILD_GROWTH_MB = 64
+_MIN_CHILD_GROWTH_MB = 32
 
 
-def _child_growth_limit_mb(memory_limit_mb: int) -> int:
-    """How much a mutant's child may grow: at least the peak of the baseline child (the
-    largest child this process has waited for), which ran the whole suite under coverage."""
-    baseline_peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
-    return min(memory_limit_mb, max(_MIN_CHILD_GROWTH_MB, baseline_peak_mb))
+def child_growth_limit_mb(baseline: BaselineSection, memory_limit_mb: int) -> int:
+    """How much a mutant's child may grow beyond its runner: twice what the whole suite
+    grew by in the baseline (under coverage, so more than the tests alone need), 32 MB
+    at least. A runaway mutant is stopped there, not at the memory limit, so it never
+    costs more than its share of the machine."""
+    wanted = max(_MIN_CHILD_GROWTH_MB, math.ceil(2 * baseline.memory_growth_mb))
+    return min(memory_limit_mb, wanted)
