@@ -21,7 +21,7 @@ from auditor.baseline.stage import run_baseline
 from auditor.config import AuditConfig, load_config
 from auditor.discovery import Project, discover, find_rootdir
 from auditor.engine.distributed import check_scheduler
-from auditor.engine.stage import run_mutation
+from auditor.engine.stage import mutation_pool, run_mutation
 from auditor.errors import ConfigError, DiscoveryError
 from auditor.gate import evaluate, require_escalation
 from auditor.isolation import choose
@@ -119,23 +119,29 @@ def run_audit(
         baseline, coverage = run_baseline(project, config, progress.update)
         done(f"{baseline.passed} passed, {baseline.excluded} excluded")
 
-    with clock.stage("smells", total=len(project.test_files)) as done:
-        smells = analyze(
-            project.test_files,
-            project.root,
-            set(project.source_package_names),
-            config.assertion_helpers,
-            config.disable_smells,
-        )
-        done(f"{len(smells.findings)} findings")
-    release_freed_memory()  # the test modules' syntax trees
-
     mutation = None
-    if config.mutation:
-        with clock.stage("mutate") as done:
-            mutation = run_mutation(project, config, baseline, progress.update)
-            score = mutation.scores.score
-            done(f"{len(mutation.mutants)} mutants, score {score if score is not None else '-'}%")
+    with contextlib.ExitStack() as runners:
+        # The mutation runners collect the tests on the other cores during the smells.
+        pool = None
+        if config.mutation:
+            pool = runners.enter_context(mutation_pool(project, config, baseline))
+        with clock.stage("smells", total=len(project.test_files)) as done:
+            smells = analyze(
+                project.test_files,
+                project.root,
+                set(project.source_package_names),
+                config.assertion_helpers,
+                config.disable_smells,
+            )
+            done(f"{len(smells.findings)} findings")
+        release_freed_memory()  # the test modules' syntax trees
+
+        if pool is not None:
+            with clock.stage("mutate") as done:
+                mutation = run_mutation(project, config, baseline, progress.update, pool=pool)
+                score = mutation.scores.score
+                shown = "-" if score is None else score
+                done(f"{len(mutation.mutants)} mutants, score {shown}%")
 
     probes = None
     if config.probes:

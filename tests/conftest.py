@@ -92,11 +92,12 @@ def cached_results(root: Path) -> int:
 
 
 def stable(report: dict) -> dict:
-    """The report without what legitimately differs between runs: times, cache use,
-    where the project lies, and the wording of timeouts."""
+    """The report without what legitimately differs between runs: times, memory, cache
+    use, where the project lies, and the wording of timeouts."""
     report = json.loads(json.dumps(report))
     report.pop("timings")
     report["project"].pop("root")
+    report["baseline"].pop("memory_growth_mb")
     for test in report["baseline"]["tests"]:
         test.pop("duration")
     mutation = report["mutation"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -255,24 +256,49 @@ def _estimate(
     )
 
 
+@contextlib.contextmanager
+def mutation_pool(
+    project: Project, config: AuditConfig, baseline: BaselineSection
+) -> Iterator[RunnerPool | DaskPool]:
+    """The workers of a mutation run. On a first run (nothing cached) local runners start
+    at once, so they collect the tests while the caller goes on (the smells, planning);
+    a rerun starts them only if some mutant has no cached verdict."""
+    with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
+        pool = _pool(project, config, baseline, Path(scratch), config.workers)
+        try:
+            if isinstance(pool, RunnerPool) and _first_run(project):
+                pool.start()
+            yield pool
+        finally:
+            pool.close()
+
+
+def _first_run(project: Project) -> bool:
+    cache = ResultCache(project.root)
+    try:
+        return cache.is_empty()
+    finally:
+        cache.close()
+
+
 def run_mutation(
     project: Project,
     config: AuditConfig,
     baseline: BaselineSection,
     progress: Progress,
     only: set[str] | None = None,
+    pool: RunnerPool | DaskPool | None = None,
 ) -> MutationSection:
-    """`only`: run just the mutants with these ids (escalation re-measures survivors)."""
+    """`only`: run just the mutants with these ids (escalation re-measures survivors).
+    `pool`: workers from `mutation_pool`, already starting; by default, new ones."""
     cache = ResultCache(project.root)
-    with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
-        pool = _pool(project, config, baseline, Path(scratch), config.workers)
-        try:
-            if isinstance(pool, RunnerPool) and cache.is_empty():
-                pool.start()  # a first run: the runners start up while the mutants are planned
+    try:
+        if pool is not None:
             return _mutate(project, config, baseline, progress, only, cache, pool)
-        finally:
-            pool.close()
-            cache.close()
+        with mutation_pool(project, config, baseline) as own_pool:
+            return _mutate(project, config, baseline, progress, only, cache, own_pool)
+    finally:
+        cache.close()
 
 
 def _mutate(
