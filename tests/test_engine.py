@@ -248,3 +248,40 @@ def test_sigkill_during_mutation_leaves_the_tree_alone_and_the_rerun_resumes(
     assert uninterrupted["mutation"]["cache_hits"] == 0
     assert stable(resumed) == stable(uninterrupted)
     assert tree_digest(root) == before
+
+
+def _runners_started_by(pid: int) -> list[int]:
+    """The mutation runners `pid` started (each its direct child, in a sandbox or not)."""
+    runners = []
+    for entry in Path("/proc").iterdir():
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == pid and b"auditor.engine.runner" in command:
+            runners.append(int(entry.name))
+    return runners
+
+
+def test_a_first_run_starts_its_runners_before_the_smell_check_and_a_rerun_none(
+    project_copy,
+):
+    from auditor.config import AuditConfig
+    from auditor.pipeline import run_audit as audit_in_process
+    from auditor.progress import SilentProgress
+
+    root = project_copy("ledger")
+    runners_at_smells: list[list[int]] = []
+
+    class WatchStages(SilentProgress):
+        def start(self, stage: str, total: int | None = None) -> None:
+            if stage == "smells":
+                runners_at_smells.append(_runners_started_by(os.getpid()))
+
+    config = AuditConfig(probes=False, jobs=2)
+    audit_in_process(["tests_strong"], config, root, WatchStages())
+    audit_in_process(["tests_strong"], config, root, WatchStages())
+    first, rerun = runners_at_smells
+    assert len(first) == 2
+    assert rerun == []
