@@ -9,6 +9,7 @@ equivalent or duplicate by trivial compiler equivalence).
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
 import hashlib
@@ -70,12 +71,17 @@ class TimeoutPolicy:
     constant: float
 
 
-def _diff(source_lines: list[str], site: Site, mutated: str) -> str:
-    mutated_lines = mutated.splitlines(keepends=True)
-    delta = len(mutated_lines) - len(source_lines)
-    before = source_lines[site.line - 1 : site.end_line]
-    after = mutated_lines[site.line - 1 : site.end_line + delta]
-    lines = difflib.unified_diff(before, after, lineterm="", n=0)
+def _diff(source: str, line_starts: list[int], site: Site) -> str:
+    """The lines the site changes, before and after: the whole lines around the change,
+    which may begin on an earlier line than the site's (a dropped last argument takes
+    the comma before it along)."""
+    first_line = min(site.line, bisect.bisect_right(line_starts, site.start))
+    end_line = max(site.end_line, bisect.bisect_left(line_starts, site.end))
+    first = line_starts[first_line - 1]
+    last = line_starts[min(end_line, len(line_starts) - 1)]
+    before = source[first:last].splitlines(keepends=True)
+    after = source[first : site.start] + site.replacement + source[site.end : last]
+    lines = difflib.unified_diff(before, after.splitlines(keepends=True), lineterm="", n=0)
     body = [line.rstrip("\n") for line in list(lines)[2:] if not line.startswith("@@")]
     return "\n".join(body)
 
@@ -223,7 +229,7 @@ class Planner:
                 site=site,
                 file=relative,
                 abs_path=filename,
-                diff=_diff(source_lines, site, mutated),
+                diff=_diff(source, line_starts, site),
                 source=source,
             )
             planned.append(mutant)
@@ -338,6 +344,7 @@ class _Swaps:
         self.key = key
         self.known: dict[str, Swap | None] = (cache.get_swaps(key) if cache else None) or {}
         self.added = False
+        self.original_digests: dict[str, str] = {}
 
     def get(self, site: Site, mutated: str) -> Swap | None:
         """None where the function cannot be compiled on its own (the module path);
@@ -346,11 +353,13 @@ class _Swaps:
         if local_id not in self.known:
             original = self.compiler.original(site)
             new = self.compiler.mutated(site, mutated)
+            if original is not None and site.function not in self.original_digests:
+                self.original_digests[site.function] = _code_digest(original)
             self.known[local_id] = (
                 None
                 if original is None or new is None
                 else Swap(
-                    _code_digest(original),
+                    self.original_digests[site.function],
                     _code_digest(new),
                     zlib.compress(marshal.dumps(new), 1),
                     (original.co_firstlineno, original.co_name),
