@@ -21,6 +21,7 @@ from auditor.baseline.stage import run_baseline
 from auditor.config import AuditConfig, load_config
 from auditor.discovery import Project, discover, find_rootdir
 from auditor.engine.distributed import check_scheduler
+from auditor.engine.early_sites import EarlySites
 from auditor.engine.stage import mutation_pool, run_mutation
 from auditor.errors import ConfigError, DiscoveryError
 from auditor.gate import evaluate, require_escalation
@@ -115,16 +116,19 @@ def run_audit(
     with contextlib.suppress(OSError):  # a read-only project: the cache lives in memory
         audit_folder(project.root)
 
-    with clock.stage("baseline") as done:
-        baseline, coverage = run_baseline(project, config, progress.update)
-        done(f"{baseline.passed} passed, {baseline.excluded} excluded")
-
     mutation = None
-    with contextlib.ExitStack() as runners:
+    with contextlib.ExitStack() as helpers:
+        # The mutation sites are found during the baseline, on the core it leaves idle.
+        early_sites = EarlySites.start(project, config)
+        helpers.callback(early_sites.stop)
+        with clock.stage("baseline") as done:
+            baseline, coverage = run_baseline(project, config, progress.update)
+            done(f"{baseline.passed} passed, {baseline.excluded} excluded")
+
         # The mutation runners collect the tests on the other cores during the smells.
         pool = None
         if config.mutation:
-            pool = runners.enter_context(mutation_pool(project, config, baseline))
+            pool = helpers.enter_context(mutation_pool(project, config, baseline))
         with clock.stage("smells", total=len(project.test_files)) as done:
             smells = analyze(
                 project.test_files,
@@ -137,6 +141,7 @@ def run_audit(
         release_freed_memory()  # the test modules' syntax trees
 
         if pool is not None:
+            early_sites.wait()
             with clock.stage("mutate") as done:
                 mutation = run_mutation(project, config, baseline, progress.update, pool=pool)
                 score = mutation.scores.score

@@ -97,3 +97,32 @@ def test_the_plans_of_a_file_s_earlier_versions_are_dropped(shop, tmp_path):
         for table in ("sites", "swaps")
     ]
     assert rows == [1, 1]
+
+
+def test_the_sites_found_during_the_baseline_are_the_ones_planning_uses(project_copy, monkeypatch):
+    from auditor.config import AuditConfig
+    from auditor.engine import early_sites
+    from auditor.pipeline import run_audit
+    from tests.conftest import stable
+
+    config = AuditConfig(probes=False)
+    usual = run_audit(["tests_strong"], config, project_copy("ledger", "usual/ledger"))
+    monkeypatch.setattr(early_sites, "MIN_SOURCE_BYTES", 0)
+
+    def not_again(*args):
+        raise AssertionError("planning parsed a source the helper had parsed")
+
+    monkeypatch.setattr(plan_module, "find_mutations", not_again)
+    helped = run_audit(["tests_strong"], config, project_copy("ledger", "helped/ledger"))
+    assert stable(helped.model_dump(mode="json")) == stable(usual.model_dump(mode="json"))
+
+
+def test_a_small_project_gets_no_helper_to_find_its_sites(project_copy):
+    from auditor.config import AuditConfig
+    from auditor.discovery import discover
+    from auditor.engine.early_sites import EarlySites
+
+    root = project_copy("ledger")
+    (root / ".audit").mkdir()
+    project = discover(["tests_strong"], None, root)
+    assert EarlySites.start(project, AuditConfig()).process is None

@@ -137,6 +137,13 @@ class ResultCache:
         except (ValueError, TypeError):
             return None
 
+    def has_sites(self, key: str) -> bool:
+        try:
+            found = self.connection.execute("select 1 from sites where key = ?", (key,))
+            return found.fetchone() is not None
+        except sqlite3.DatabaseError:
+            return False
+
     def put_sites(self, key: str, sites: list[Site]) -> None:
         self._write("sites", key, json.dumps([dataclasses.asdict(site) for site in sites]))
 

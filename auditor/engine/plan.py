@@ -100,6 +100,15 @@ def _mutators_digest() -> str:
     return digest.hexdigest()
 
 
+def sites_salt(operators: Sequence[Operator]) -> str:
+    return _digest(__version__, [op.name for op in operators], _mutators_digest())
+
+
+def sites_key(salt: str, source: str) -> str:
+    """The cache key of a source's mutation sites."""
+    return _digest(salt, source)
+
+
 class SiteCache(Protocol):
     def get_sites(self, key: str) -> list[Site] | None: ...
 
@@ -128,7 +137,7 @@ class Planner:
         self.site_cache = site_cache
         self.plan_keys: set[str] = set()
         """The cache keys of the sites and compilations this planner used."""
-        self.sites_salt = _digest(__version__, [op.name for op in operators], _mutators_digest())
+        self.sites_salt = sites_salt(operators)
         """What the sites found in a source depend on besides the source itself."""
         self.swaps_salt = _digest(self.sites_salt, sys.version, sys.implementation.name)
         """And what compiled code depends on: bytecode and marshal change with Python."""
@@ -172,7 +181,7 @@ class Planner:
     def _sites(self, source: str) -> list[Site]:
         """The source's mutation sites; from the cache when this source was seen before
         (finding them is libcst's parse and visit: most of a rerun's planning)."""
-        key = _digest(self.sites_salt, source)
+        key = sites_key(self.sites_salt, source)
         self.plan_keys.add(key)
         if self.site_cache is not None:
             known = self.site_cache.get_sites(key)
