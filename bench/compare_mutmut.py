@@ -4,7 +4,10 @@
     python bench/compare_mutmut.py toolz --tools audit
 
 Downloads the project's sdist from PyPI (its tests ship in it), unpacks one copy per tool,
-runs each with 2 workers, and prints for each: mutants, status counts, score, wall time,
+runs each with 2 workers from the same virtualenv (`--venv`, made on first use with only
+this checkout of audit, editable, and mutmut 3.8.1: what a developer's own environment
+holds besides, such as pytest plugins every test process would load, stays out of the
+figures), and prints for each: mutants, status counts, score, wall time,
 mutants per second and peak memory of the whole process tree, sampled from /proc
 every 50 ms: RSS summed over processes (pages shared after fork counted once per
 process) and PSS (shared pages split between the processes sharing them). audit runs
@@ -140,6 +143,22 @@ def run_measured(
     return wall, peak_rss / 1024, peak_pss / 1024
 
 
+MUTMUT = "mutmut==3.8.1"
+
+
+def bench_python(venv: Path) -> str:
+    """The interpreter both tools run with: a virtualenv holding audit and mutmut only."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        repo = Path(__file__).resolve().parent.parent
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "-e", str(repo), MUTMUT],
+            check=True,
+        )
+    return str(python)
+
+
 def fetch(name: str, workdir: Path) -> Path:
     spec = PROJECTS[name]
     archive = workdir / f"{name}-{spec['version']}.tar.gz"
@@ -182,7 +201,7 @@ AUDIT_VARIANTS = {
 the copy path for code only tests' Python subprocesses reach (no fresh pytest per mutant)."""
 
 
-def run_audit(name: str, root: Path, jobs: int, flags: list[str]) -> Measurement:
+def run_audit(name: str, root: Path, jobs: int, flags: list[str], python: str) -> Measurement:
     spec = PROJECTS[name]
     report = root / "audit-report.json"
     src = [
@@ -195,7 +214,7 @@ def run_audit(name: str, root: Path, jobs: int, flags: list[str]) -> Measurement
         and spec["tests"] not in p.relative_to(root).as_posix()
     ]
     command = [
-        sys.executable,
+        python,
         "-m",
         "auditor",
         spec["tests"],
@@ -231,7 +250,7 @@ def run_audit(name: str, root: Path, jobs: int, flags: list[str]) -> Measurement
     )
 
 
-def run_mutmut(name: str, root: Path, jobs: int) -> Measurement:
+def run_mutmut(name: str, root: Path, jobs: int, python: str) -> Measurement:
     spec = PROJECTS[name]
     config = [
         "",
@@ -253,10 +272,10 @@ def run_mutmut(name: str, root: Path, jobs: int) -> Measurement:
     pyproject.write_text(pyproject.read_text() + "\n".join(config) + "\n")
     env = dict(os.environ)
     wall, rss, pss = run_measured(
-        [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs)], root, env
+        [python, "-m", "mutmut", "run", "--max-children", str(jobs)], root, env
     )
     subprocess.run(
-        [sys.executable, "-m", "mutmut", "export-cicd-stats"],
+        [python, "-m", "mutmut", "export-cicd-stats"],
         cwd=root,
         check=True,
         capture_output=True,
@@ -314,6 +333,7 @@ def main() -> None:
     parser.add_argument("project", choices=[*PROJECTS, "all"])
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/audit-bench"))
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--venv", type=Path, help="default: WORKDIR/venv")
     parser.add_argument("--tools", default="audit,mutmut", help="comma-separated: audit,mutmut")
     parser.add_argument(
         "--variants",
@@ -322,6 +342,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
+    python = bench_python(args.venv or args.workdir / "venv")
     for name in PROJECTS if args.project == "all" else [args.project]:
         archive = fetch(name, args.workdir)
         rows = []
@@ -329,10 +350,10 @@ def main() -> None:
         variants = args.variants.split(",") if "audit" in tools else []
         for variant in variants:
             root = unpack(archive, args.workdir / f"{name}-audit-{variant}")
-            rows.append(run_audit(name, root, args.jobs, AUDIT_VARIANTS[variant]))
+            rows.append(run_audit(name, root, args.jobs, AUDIT_VARIANTS[variant], python))
         if "mutmut" in tools:
             root = unpack(archive, args.workdir / f"{name}-mutmut")
-            rows.append(run_mutmut(name, root, args.jobs))
+            rows.append(run_mutmut(name, root, args.jobs, python))
         print_table(f"{name} {PROJECTS[name]['version']}", rows)
 
 

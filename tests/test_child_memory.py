@@ -20,8 +20,8 @@ def test_a_child_may_grow_twice_what_the_suite_grew_by_in_the_baseline():
     assert child_growth_limit_mb(baseline(100.4), memory_limit_mb=4096) == 201
 
 
-def test_a_child_of_a_suite_that_barely_grows_may_still_grow_32_mb():
-    assert child_growth_limit_mb(baseline(0.8), memory_limit_mb=4096) == 32
+def test_a_child_of_a_suite_that_barely_grows_may_still_grow_16_mb():
+    assert child_growth_limit_mb(baseline(0.8), memory_limit_mb=4096) == 16
 
 
 def test_a_child_never_may_grow_beyond_the_memory_limit():

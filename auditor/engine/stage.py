@@ -462,12 +462,12 @@ def _project_known(
     return scoring.scores(known)
 
 
-_MIN_CHILD_GROWTH_MB = 32
+_MIN_CHILD_GROWTH_MB = 16
 
 
 def child_growth_limit_mb(baseline: BaselineSection, memory_limit_mb: int) -> int:
     """How much a mutant's child may grow beyond its runner: twice what the whole suite
-    grew by in the baseline (under coverage, so more than the tests alone need), 32 MB
+    grew by in the baseline (under coverage, so more than the tests alone need), 16 MB
     at least. A runaway mutant is stopped there, not at the memory limit, so it never
     costs more than its share of the machine."""
     wanted = max(_MIN_CHILD_GROWTH_MB, math.ceil(2 * baseline.memory_growth_mb))
