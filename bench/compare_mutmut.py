@@ -5,14 +5,14 @@
 
 Downloads the project's sdist from PyPI (its tests ship in it), unpacks one copy per tool,
 runs each with 2 workers from the same virtualenv (`--venv`, made on first use with only
-this checkout of audit, editable, and mutmut 3.8.1: what a developer's own environment
-holds besides, such as pytest plugins every test process would load, stays out of the
-figures), and prints for each: mutants, status counts, score, wall time,
-mutants per second and peak memory of the whole process tree, sampled from /proc
-every 50 ms: RSS summed over processes (pages shared after fork counted once per
-process) and PSS (shared pages split between the processes sharing them). audit runs
-twice: with its defaults, and without import-time mutants (`--no-module-level`), which
-is the set mutmut mutates (function bodies only).
+this checkout of audit, editable, mutmut 3.8.1 and what the project's tests need: what a
+developer's own environment holds besides, such as pytest plugins every test process
+would load, stays out of the figures), and prints for each: mutants, status counts,
+score, wall time, mutants per second and peak memory of the whole process tree, sampled
+from /proc every 50 ms: RSS summed over processes (pages shared after fork counted once
+per process) and PSS (shared pages split between the processes sharing them). audit runs
+in each of `--variants` (see AUDIT_VARIANTS); `function-bodies` leaves out import-time
+mutants (`--no-module-level`): the set mutmut mutates (function bodies only).
 
 Setup notes, as measured here with mutmut 3.8.1:
 - toolz 1.2.0: mutmut only runs when `toolz/curried/*` and `toolz/__init__.py` are left
@@ -52,6 +52,7 @@ PROJECTS = {
         "tests": "test",
         "do_not_mutate": [],
         "mutmut_also_skip": [],
+        "test_requires": ["wcwidth"],  # its wide-character tests skip without it
     },
 }
 
@@ -146,8 +147,9 @@ def run_measured(
 MUTMUT = "mutmut==3.8.1"
 
 
-def bench_python(venv: Path) -> str:
-    """The interpreter both tools run with: a virtualenv holding audit and mutmut only."""
+def bench_python(venv: Path, projects: list[str]) -> str:
+    """The interpreter both tools run with: a virtualenv holding audit, mutmut and what
+    the projects' tests need, nothing else."""
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
@@ -156,6 +158,9 @@ def bench_python(venv: Path) -> str:
             [str(python), "-m", "pip", "install", "-q", "-e", str(repo), MUTMUT],
             check=True,
         )
+    needed = [r for name in projects for r in PROJECTS[name].get("test_requires", [])]
+    if needed:
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *needed], check=True)
     return str(python)
 
 
@@ -342,8 +347,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
-    python = bench_python(args.venv or args.workdir / "venv")
-    for name in PROJECTS if args.project == "all" else [args.project]:
+    names = list(PROJECTS) if args.project == "all" else [args.project]
+    python = bench_python(args.venv or args.workdir / "venv", names)
+    for name in names:
         archive = fetch(name, args.workdir)
         rows = []
         tools = args.tools.split(",")
