@@ -70,6 +70,17 @@ def _describe_exit(returncode: int) -> str:
     return f"the test process exited with code {returncode}"
 
 
+_NAMESPACE_TEARDOWN_SECONDS = 10.0
+
+
+def _children_of(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as children:
+            return [int(child) for child in children.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
 def _read_events(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
     try:
         with path.open("rb") as handle:
@@ -212,8 +223,18 @@ class BaselineRunner:
             log.close()
         return attempt
 
-    @staticmethod
-    def _kill(process: subprocess.Popen[bytes]) -> None:
+    def _kill(self, process: subprocess.Popen[bytes]) -> None:
+        """Kill the child and everything it started, gone when this returns. In the OS
+        sandbox the child is `unshare`, whose own child is its PID namespace's init:
+        killed first, the init takes every process of the namespace with it (a fork
+        bomb's thousand) before `unshare` reaps it and exits; killing `unshare` first
+        would leave that to the kernel, after the audit has moved on."""
+        if self.isolation.level == "os":
+            for inner in _children_of(process.pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(inner, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=_NAMESPACE_TEARDOWN_SECONDS)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
 
