@@ -20,6 +20,7 @@ import pytest
 
 from auditor.baseline import protocol
 from auditor.guard import Blocked
+from auditor.memory import resident_bytes
 from auditor.probes.observe import CallRecorder
 from auditor.sandbox import derandomize_hypothesis
 
@@ -109,7 +110,8 @@ class BaselinePlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.emit(protocol.COLLECTED, count=len(session.items), resident_mb=_resident_mb())
+        resident_mb = resident_bytes(os.getpid()) / 2**20
+        self.emit(protocol.COLLECTED, count=len(session.items), resident_mb=resident_mb)
 
     # running ----------------------------------------------------------------
 
@@ -203,11 +205,6 @@ class BaselinePlugin:
                 self.emit(protocol.OBSERVED, **observed)
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         self.emit(protocol.FINISH, exitstatus=int(exitstatus), peak_mb=peak_mb)
-
-
-def _resident_mb() -> float:
-    with open("/proc/self/statm", "rb") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def raise_timeout(signum: int, frame: object) -> None:

@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from auditor.memory import resident_bytes
+
 _PYTEST_ARGS = ["-p", "no:cacheprovider", "-s", "--tb=no", "-q"]
 
 
@@ -89,7 +91,7 @@ class RunnerPlugin:
             self._child(job, items, write_end)
             os._exit(0)  # not reached: _child always leaves with os._exit
         os.close(write_end)
-        watch = MemoryWatch(pid, _resident_bytes(os.getpid()), self.spec.child_growth_limit_mb)
+        watch = MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.child_growth_limit_mb)
         output, timed_out = _read_until(read_end, job.timeout, watch)
         os.close(read_end)
         if timed_out or watch.exceeded:
@@ -180,17 +182,7 @@ def _brief_failures(item: Any) -> None:
     item._repr_failure_py = brief
 
 
-_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 _MEMORY_POLL_SECONDS = 0.05
-
-
-def _resident_bytes(pid: int) -> int:
-    """Resident set size from /proc (0 where there is none: the process is gone)."""
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as statm:
-            return int(statm.read().split()[1]) * _PAGE_SIZE
-    except (OSError, IndexError, ValueError):
-        return 0
 
 
 class MemoryWatch:
@@ -207,7 +199,7 @@ class MemoryWatch:
         self.exceeded = False
 
     def check(self) -> bool:
-        self.exceeded = _resident_bytes(self.pid) > self.limit
+        self.exceeded = resident_bytes(self.pid) > self.limit
         return self.exceeded
 
     def describe(self) -> str:
