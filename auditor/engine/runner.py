@@ -62,6 +62,10 @@ class RunnerPlugin:
         self.items = {item.nodeid: item for item in session.items}
         for item in self.items.values():
             _brief_failures(item)
+            # Computed once here rather than in every child: pytest caches it on the item,
+            # and building it (paths, reportinfo) was a quarter of the protocol's cost
+            # outside the tests on tabulate.
+            item.location  # noqa: B018
         self.index = live_functions(set(self.spec.source_files))
         self.send(dataclasses.asdict(Ready(collected=len(self.items))))
         for line in sys.stdin:
@@ -118,6 +122,7 @@ class RunnerPlugin:
 
         try:
             os.setpgid(0, 0)
+            _write_output_in_blocks()
             limit_resources(self.spec.memory_limit_mb, cpu_seconds=math.ceil(job.timeout) + 2)
             if job.path == "swap":
                 functions = self.index.get((job.file, job.target_line, job.target_name))
@@ -168,6 +173,14 @@ class RunnerPlugin:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(0)
+
+
+def _write_output_in_blocks() -> None:
+    """The tests' prints reach the log in blocks, not in a write per line (the child
+    flushes before it exits; a crashed child's last lines are not needed)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(line_buffering=False)
 
 
 def _brief_failures(item: Any) -> None:

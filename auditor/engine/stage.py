@@ -368,19 +368,18 @@ def _mutate(
     in_process = [m for m in to_run if m.path != "copy"]
     if deadline is not None:
         # Under a budget any prefix of the run must be a fair sample: no family first.
-        batches = [selection.stratified_order(in_process, config.sample_seed)]
+        order = selection.stratified_order(in_process, config.sample_seed)
     else:
         # The extreme family first: pseudo-tested functions show up before the full run.
-        extreme = [m for m in in_process if m.site.family == "extreme"]
-        batches = [extreme, [m for m in in_process if m.site.family != "extreme"]]
+        # One stream, so no runner waits for the family's last mutant before the rest.
+        order = [m for m in in_process if m.site.family == "extreme"]
+        order += [m for m in in_process if m.site.family != "extreme"]
     release_freed_memory()  # the source files' syntax trees, before the long part
     if isinstance(pool, DaskPool):
         jobs = pool.connect()
     interrupted = False
     try:
-        for batch in batches:
-            jobs_of_batch = within_budget(batch)
-            pool.run((_job(m, module_names[m.abs_path]) for m in jobs_of_batch), on_result)
+        pool.run((_job(m, module_names[m.abs_path]) for m in within_budget(order)), on_result)
         pool.close()
         # Survivors of the in-process tests get the tests whose subprocesses run them.
         second_chance = [m for m in in_process if m.id in undecided]
