@@ -285,3 +285,51 @@ def test_a_first_run_starts_its_runners_before_the_smell_check_and_a_rerun_none(
     first, rerun = runners_at_smells
     assert len(first) == 2
     assert rerun == []
+
+
+def test_a_runner_killed_with_a_job_queued_behind_its_running_one_loses_only_that_one(
+    project_copy,
+):
+    from auditor.config import AuditConfig
+    from auditor.pipeline import run_audit as audit_in_process
+    from auditor.progress import SilentProgress
+
+    root = project_copy("ledger")
+    killed: list[int] = []
+
+    class KillTheRunnerOnce(SilentProgress):
+        def update(self, done: int, total: int | None = None, summary: str = "") -> None:
+            if done == 3 and not killed and (runners := _runners_started_by(os.getpid())):
+                os.kill(runners[0], signal.SIGKILL)  # its next job is already queued
+                killed.append(runners[0])
+
+    config = AuditConfig(probes=False, jobs=1)
+    report = audit_in_process(["tests_strong"], config, root, KillTheRunnerOnce())
+    assert killed
+    assert report.status == "complete"
+    died = [m for m in report.mutation.mutants if "runner process died" in m.status_reason]
+    assert len(died) == 1
+    assert report.mutation.scores.counts.runtime_error == 1
+
+
+def test_a_test_reading_stdin_in_a_mutants_child_reads_nothing(tmp_path):
+    """The runner's stdin carries its next job, never the test's."""
+    from auditor.config import AuditConfig
+    from auditor.pipeline import run_audit as audit_in_process
+
+    (tmp_path / "doubling.py").write_text("def double(x):\n    return x * 2\n")
+    (tmp_path / "test_doubling.py").write_text(
+        "import sys\n\nfrom doubling import double\n\n\n"
+        "def test_double_reads_no_input():\n"
+        "    try:\n"
+        "        given = sys.stdin.read()\n"
+        "    except OSError:  # pytest's capture, in the baseline\n"
+        "        given = ''\n"
+        "    assert given == ''\n"
+        "    assert double(3) == 6\n"
+    )
+    config = AuditConfig(probes=False, jobs=1, src=["doubling.py"], mutant_timeout_constant=5.0)
+    report = audit_in_process(["test_doubling.py"], config, tmp_path)
+    statuses = {m.status for m in report.mutation.mutants if m.status != "Ignored"}
+    assert len(report.mutation.mutants) >= 3
+    assert statuses == {"Killed"}

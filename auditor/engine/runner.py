@@ -123,6 +123,7 @@ class RunnerPlugin:
         try:
             os.setpgid(0, 0)
             _write_output_in_blocks()
+            _detach_stdin()
             limit_resources(self.spec.memory_limit_mb, cpu_seconds=math.ceil(job.timeout) + 2)
             if job.path == "swap":
                 functions = self.index.get((job.file, job.target_line, job.target_name))
@@ -173,6 +174,14 @@ class RunnerPlugin:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(0)
+
+
+def _detach_stdin() -> None:
+    """The runner's stdin carries its next job: a test reading stdin gets nothing."""
+    empty = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(empty, 0)
+    os.close(empty)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 (the child's stdin for its life)
 
 
 def _write_output_in_blocks() -> None:
