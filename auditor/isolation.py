@@ -15,12 +15,14 @@ it runs inside the new namespaces, sets them up, then execs COMMAND."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import functools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -90,6 +92,33 @@ class Isolation:
             "--",
             *command,
         ]
+
+    def kill(self, process: subprocess.Popen[bytes]) -> None:
+        """Kill a process started from `wrap`'s command in a session of its own, and
+        everything it started; gone when this returns. In the OS sandbox the process is
+        `unshare`, whose own child is its PID namespace's init: killed first, the init
+        takes every process of the namespace with it (a fork bomb's thousand) before
+        `unshare` reaps it and exits; killing `unshare` first would leave that to the
+        kernel, after the audit has moved on."""
+        if self.level == "os":
+            for inner in _children_of(process.pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(inner, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=_NAMESPACE_TEARDOWN_SECONDS)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+_NAMESPACE_TEARDOWN_SECONDS = 10.0
+
+
+def _children_of(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as children:
+            return [int(child) for child in children.read().split()]
+    except (OSError, ValueError):
+        return []
 
 
 NO_ISOLATION = Isolation("guard", "the audit-hook guard only")

@@ -7,7 +7,6 @@ costs the audit of the others.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -68,17 +67,6 @@ def _describe_exit(returncode: int) -> str:
             name = f"signal {-returncode}"
         return f"the test process was killed by {name}"
     return f"the test process exited with code {returncode}"
-
-
-_NAMESPACE_TEARDOWN_SECONDS = 10.0
-
-
-def _children_of(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as children:
-            return [int(child) for child in children.read().split()]
-    except (OSError, ValueError):
-        return []
 
 
 def _read_events(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
@@ -205,38 +193,23 @@ class BaselineRunner:
                     attempt.returncode = returncode
                     break
                 if self._cancelled.is_set():
-                    self._kill(process)
+                    self.isolation.kill(process)
                     process.wait()
                     raise IncompleteRunError("baseline", "cancelled")
                 silent_for = time.monotonic() - last_activity
                 if silent_for > 3 * self.test_timeout + _HANG_GRACE_SECONDS:
                     attempt.hung = True
-                    self._kill(process)
+                    self.isolation.kill(process)
                     attempt.returncode = process.wait()
                     break
                 time.sleep(0.05)
         except KeyboardInterrupt:
-            self._kill(process)
+            self.isolation.kill(process)
             process.wait()
             raise IncompleteRunError("baseline", "interrupted; no report written") from None
         finally:
             log.close()
         return attempt
-
-    def _kill(self, process: subprocess.Popen[bytes]) -> None:
-        """Kill the child and everything it started, gone when this returns. In the OS
-        sandbox the child is `unshare`, whose own child is its PID namespace's init:
-        killed first, the init takes every process of the namespace with it (a fork
-        bomb's thousand) before `unshare` reaps it and exits; killing `unshare` first
-        would leave that to the kernel, after the audit has moved on."""
-        if self.isolation.level == "os":
-            for inner in _children_of(process.pid):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(inner, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=_NAMESPACE_TEARDOWN_SECONDS)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
 
     def run(self, progress: Progress) -> ChildOutcome:
         removed: list[dict[str, Any]] = []

@@ -12,7 +12,6 @@ import itertools
 import json
 import os
 import selectors
-import signal
 import subprocess
 import sys
 import time
@@ -182,8 +181,7 @@ class RunnerPool:
             stuck_starting = not runner.ready and now - runner.started > _STARTUP_TIMEOUT
             stuck_in_job = bool(runner.jobs) and now > runner.deadline
             if stuck_starting or stuck_in_job:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(runner.process.pid, signal.SIGKILL)
+                self.settings.isolation.kill(runner.process)
 
     def _send(self, runner: _Runner, job: Job) -> None:
         if not runner.jobs:
@@ -218,8 +216,7 @@ class RunnerPool:
         for runner in self.runners:
             with contextlib.suppress(BrokenPipeError, OSError):
                 runner.process.stdin.close()
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(runner.process.pid, signal.SIGKILL)
+            self.settings.isolation.kill(runner.process)
             runner.process.wait()
         self.runners = []
 
