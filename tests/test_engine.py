@@ -1,5 +1,6 @@
 """The mutation engine end to end: real runners, real forks, real verdicts."""
 
+import contextlib
 import json
 import os
 import random
@@ -287,29 +288,57 @@ def test_a_first_run_starts_its_runners_before_the_smell_check_and_a_rerun_none(
     assert rerun == []
 
 
-def test_a_runner_killed_with_a_job_queued_behind_its_running_one_loses_only_that_one(
-    project_copy,
+def test_a_runner_that_dies_right_after_an_answer_loses_only_the_job_it_was_running(
+    tmp_path,
 ):
+    """The audit sends the next job after each answer; a runner dead by then (its whole
+    process tree gone) cannot take it, and the job goes to the runner replacing it."""
     from auditor.config import AuditConfig
     from auditor.pipeline import run_audit as audit_in_process
     from auditor.progress import SilentProgress
 
-    root = project_copy("ledger")
+    (tmp_path / "pricing.py").write_text("def total(price, count):\n    return price * count + 1\n")
+    (tmp_path / "test_pricing.py").write_text(
+        "import time\n\nfrom pricing import total\n\n\n"
+        "def test_total_adds_the_fee():\n"
+        "    time.sleep(0.3)  # the runner is still on its next job when it is killed\n"
+        "    assert total(2, 3) == 7\n"
+    )
     killed: list[int] = []
 
     class KillTheRunnerOnce(SilentProgress):
         def update(self, done: int, total: int | None = None, summary: str = "") -> None:
             if done == 3 and not killed and (runners := _runners_started_by(os.getpid())):
-                os.kill(runners[0], signal.SIGKILL)  # its next job is already queued
+                tree = _process_tree(runners[0])
+                os.kill(runners[0], signal.SIGKILL)
                 killed.append(runners[0])
+                while not all(_finished(pid) for pid in tree):
+                    time.sleep(0.01)
 
-    config = AuditConfig(probes=False, jobs=1)
-    report = audit_in_process(["tests_strong"], config, root, KillTheRunnerOnce())
+    config = AuditConfig(probes=False, jobs=1, src=["pricing.py"])
+    report = audit_in_process(["test_pricing.py"], config, tmp_path, KillTheRunnerOnce())
     assert killed
     assert report.status == "complete"
     died = [m for m in report.mutation.mutants if "runner process died" in m.status_reason]
     assert len(died) == 1
     assert report.mutation.scores.counts.runtime_error == 1
+
+
+def _process_tree(pid: int) -> list[int]:
+    tree = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            for child in (task / "children").read_text().split():
+                tree += _process_tree(int(child))
+    return tree
+
+
+def _finished(pid: int) -> bool:
+    """Exited (a zombie holds no file descriptors) or reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 def test_a_test_reading_stdin_in_a_mutants_child_reads_nothing(tmp_path):

@@ -50,7 +50,7 @@ def _every_context(data_file: Path) -> dict[str, dict[str, set[tuple[int, int]]]
                 " join file on file.id = arc.file_id"
             )
             # Every test's arcs end up in the report: one object per distinct arc, shared
-            # by the tests that ran it (tabulate's 319 tests hold 117,561 arcs, 5,000 apart).
+            # by the tests that ran it (tabulate's 319 tests hold 117,561 arcs, 5,000 distinct).
             distinct: dict[tuple[int, int], tuple[int, int]] = {}
             found: dict[str, dict[str, set[tuple[int, int]]]] = {}
             for context, path, start, end in rows:

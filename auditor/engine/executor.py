@@ -45,6 +45,8 @@ class _Runner:
     jobs: deque[Job] = field(default_factory=deque)
     """Sent and not answered yet: the running job first, then the one queued behind it."""
     ready: bool = False
+    dead: bool = False
+    """Its stdin is closed: it died after its last answer; its end of output follows."""
     started: float = field(default_factory=time.monotonic)
     deadline: float = 0.0
 
@@ -136,13 +138,14 @@ class RunnerPool:
         selector = selectors.DefaultSelector()
         for runner in self.runners:
             selector.register(runner.process.stdout, selectors.EVENT_READ, runner)
-        in_flight = 0
         try:
-            while pending or in_flight:
+            while pending or any(runner.jobs for runner in self.runners):
                 for runner in self.runners:
                     while runner.ready and len(runner.jobs) < _QUEUED_PER_RUNNER and pending:
-                        self._send(runner, pending.popleft())
-                        in_flight += 1
+                        job = pending.popleft()
+                        if not self._send(runner, job):
+                            pending.put_back([job])
+                            break
                 self._enforce_deadlines()
                 events = selector.select(timeout=1.0)
                 for key, _ in events:
@@ -150,7 +153,6 @@ class RunnerPool:
                     chunk = os.read(runner.process.stdout.fileno(), 65536)
                     if not chunk:
                         selector.unregister(runner.process.stdout)
-                        in_flight -= len(runner.jobs)
                         lost, waiting = self._replace(runner, selector)
                         pending.put_back(waiting)
                         if lost is not None:
@@ -166,7 +168,6 @@ class RunnerPool:
                             runner.jobs.popleft()
                             if runner.jobs:  # the queued job starts now
                                 runner.deadline = _deadline(runner.jobs[0])
-                            in_flight -= 1
                             on_result(read_result(message))
         except KeyboardInterrupt:
             self.close()
@@ -183,12 +184,21 @@ class RunnerPool:
             if stuck_starting or stuck_in_job:
                 self.settings.isolation.kill(runner.process)
 
-    def _send(self, runner: _Runner, job: Job) -> None:
+    def _send(self, runner: _Runner, job: Job) -> bool:
+        """Give `job` to `runner`; False when the runner is gone (a mutant's test can kill
+        it right after its last answer), and its end of output will replace it."""
+        if runner.dead:
+            return False
+        try:
+            runner.process.stdin.write((to_json(job) + "\n").encode())
+            runner.process.stdin.flush()
+        except BrokenPipeError:
+            runner.dead = True
+            return False
         if not runner.jobs:
             runner.deadline = _deadline(job)
         runner.jobs.append(job)
-        runner.process.stdin.write((to_json(job) + "\n").encode())
-        runner.process.stdin.flush()
+        return True
 
     def _replace(
         self, runner: _Runner, selector: selectors.BaseSelector
