@@ -99,7 +99,9 @@ def test_the_plans_of_a_file_s_earlier_versions_are_dropped(shop, tmp_path):
     assert rows == [1, 1]
 
 
-def test_the_sites_found_during_the_baseline_are_the_ones_planning_uses(project_copy, monkeypatch):
+def test_the_sites_and_code_made_during_the_baseline_are_the_ones_planning_uses(
+    project_copy, monkeypatch
+):
     from auditor.config import AuditConfig
     from auditor.engine import early_sites
     from auditor.pipeline import run_audit
@@ -110,9 +112,10 @@ def test_the_sites_found_during_the_baseline_are_the_ones_planning_uses(project_
     monkeypatch.setattr(early_sites, "MIN_SOURCE_BYTES", 0)
 
     def not_again(*args):
-        raise AssertionError("planning parsed a source the helper had parsed")
+        raise AssertionError("planning parsed or compiled what the helper had")
 
     monkeypatch.setattr(plan_module, "find_mutations", not_again)
+    monkeypatch.setattr(plan_module, "compile_module", not_again)
     helped = run_audit(["tests_strong"], config, project_copy("ledger", "helped/ledger"))
     assert stable(helped.model_dump(mode="json")) == stable(usual.model_dump(mode="json"))
 
