@@ -25,12 +25,8 @@ def use_run_folder() -> Path | None:
     """Make this process's run folder and point `tempfile` at it; first sweep the folders
     of runs that ended without cleaning up. For the CLI, which owns its process. None
     where the temporary folder cannot be written (the stages say so when they need it)."""
-    base = Path(tempfile.gettempdir())
-    sweep(base)
     try:
-        folder = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=base))
-        lock = os.open(folder / _LOCK, os.O_WRONLY | os.O_CREAT, 0o600)
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        folder, lock = held_folder(Path(tempfile.gettempdir()), _PREFIX)
     except OSError:
         return None
     atexit.register(_remove, folder, lock)
@@ -38,9 +34,23 @@ def use_run_folder() -> Path | None:
     return folder
 
 
-def sweep(base: Path) -> None:
-    """Remove the run folders under `base` that no live audit holds."""
-    for folder in base.glob(f"{_PREFIX}*"):
+def held_folder(base: Path, kind: str, name: str = "") -> tuple[Path, int]:
+    """A new folder `base/{kind}{name}...` held by this process (the returned descriptor
+    holds its lock) until the process closes it or ends; first removes the `kind` folders
+    nobody holds. It appears under its name already locked: a sweep running at the same
+    moment elsewhere (two Dask workers starting) cannot take it for a leftover."""
+    sweep(base, kind)
+    hidden = Path(tempfile.mkdtemp(prefix=f".{kind}{name}", dir=base))
+    lock = os.open(hidden / _LOCK, os.O_WRONLY | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    folder = hidden.with_name(hidden.name[1:])
+    os.rename(hidden, folder)
+    return folder, lock
+
+
+def sweep(base: Path, kind: str = _PREFIX) -> None:
+    """Remove the `kind` folders under `base` that no live process holds."""
+    for folder in base.glob(f"{kind}*"):
         with contextlib.suppress(OSError):
             lock = os.open(folder / _LOCK, os.O_WRONLY)
             try:

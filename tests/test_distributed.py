@@ -88,7 +88,29 @@ def test_a_finished_dask_run_leaves_no_runner_or_project_copy_on_the_workers(das
         client.close()
     assert len(leftovers) == 2
     assert all(left == {"projects": [], "runners": []} for left in leftovers.values())
-    assert _project_copies() == dask_report["copies_before"]
+    assert _project_copies() <= dask_report["copies_before"]  # killed workers' may go
+
+
+def test_a_copy_left_by_a_killed_worker_goes_when_a_worker_next_makes_one(tmp_path, monkeypatch):
+    from auditor.engine import distributed as worker
+    from auditor.engine.executor import PoolSettings
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    left = tmp_path / "audit-dask-0badc0de-x"  # its worker was killed: nobody holds the lock
+    (left / "project").mkdir(parents=True)
+    (left / ".lock").touch()
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "pricing.py").write_text("FEE = 1\n")
+    digest = "f" * 64
+    settings = PoolSettings([], [], [], [], [], memory_limit_mb=0, child_growth_limit_mb=0)
+    root, _ = worker._worker_pool(digest, worker.pack_project(project), settings)
+    try:
+        assert not left.exists()
+        assert (root / "pricing.py").read_text() == "FEE = 1\n"
+    finally:
+        worker.release_project(digest)
+    assert _project_copies() == set()
 
 
 def test_a_worker_killed_mid_run_loses_and_doubles_no_mutant(

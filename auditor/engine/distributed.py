@@ -32,8 +32,10 @@ from typing import Any
 from auditor.engine.executor import PoolSettings
 from auditor.engine.protocol import Job, JobResult, read_result
 from auditor.errors import AuditError
+from auditor.scratch import held_folder
 
 _BATCH_SIZE = 16
+_COPY_KIND = "audit-dask-"
 _SKIPPED = {".audit", ".git", "__pycache__", ".tox", ".venv", "venv", ".mypy_cache"}
 
 
@@ -56,8 +58,21 @@ def pack_project(root: Path) -> bytes:
 
 # worker side -----------------------------------------------------------------
 
-_WORKER_POOLS: dict[str, tuple[Path, Path, Any]] = {}
-"""By project digest: the worker's folder for it, the unpacked project, its runner pool."""
+
+@dataclass
+class _ProjectCopy:
+    """A worker's copy of one audit's project, and the runner pool over it."""
+
+    home: Path
+    hold: int
+    """The descriptor holding `home` (see `held_folder`)."""
+    root: Path
+    """The unpacked project's realpath."""
+    pool: Any
+
+
+_WORKER_POOLS: dict[str, _ProjectCopy] = {}
+"""By project digest."""
 _WORKER_LOCK = threading.Lock()
 
 
@@ -68,9 +83,10 @@ def _close_worker_pools() -> None:
 
 
 def _release(digest: str) -> None:
-    home, _, pool = _WORKER_POOLS.pop(digest)
-    pool.close()
-    shutil.rmtree(home, ignore_errors=True)
+    copy = _WORKER_POOLS.pop(digest)
+    copy.pool.close()
+    shutil.rmtree(copy.home, ignore_errors=True)
+    os.close(copy.hold)
 
 
 def release_project(digest: str) -> None:
@@ -88,15 +104,16 @@ def _worker_pool(digest: str, archive: bytes, settings: PoolSettings) -> tuple[P
     if digest not in _WORKER_POOLS:
         if not _WORKER_POOLS:
             atexit.register(_close_worker_pools)
-        home = Path(tempfile.mkdtemp(prefix=f"audit-dask-{digest[:8]}-"))
+        # A killed worker leaves its copy behind: the next worker to make one removes it.
+        home, hold = held_folder(Path(tempfile.gettempdir()), _COPY_KIND, f"{digest[:8]}-")
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as unpacked:
             unpacked.extractall(home / "project", filter="data")
         (home / "work").mkdir()
         root = Path(os.path.realpath(home / "project"))
         pool = RunnerPool(root=root, settings=settings, workdir=home / "work", jobs=1)
-        _WORKER_POOLS[digest] = (home, root, pool)
-    _, root, pool = _WORKER_POOLS[digest]
-    return root, pool
+        _WORKER_POOLS[digest] = _ProjectCopy(home, hold, root, pool)
+    copy = _WORKER_POOLS[digest]
+    return copy.root, copy.pool
 
 
 def run_batch(
