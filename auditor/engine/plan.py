@@ -24,16 +24,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import libcst as cst
 
 import mutators
 from auditor import __version__
 from auditor.engine.compiler import compile_module, find_function, fingerprint
-from auditor.report import BaselineSection, MutantStatus
 from mutators.base import Operator
 from mutators.sites import Site, find_mutations
+
+if TYPE_CHECKING:  # pydantic's models: 14 MB the early-sites helper does without
+    from auditor.report import BaselineSection, MutantStatus
 
 
 @dataclass
