@@ -1,6 +1,5 @@
 """The mutation engine end to end: real runners, real forks, real verdicts."""
 
-import contextlib
 import json
 import os
 import random
@@ -325,12 +324,9 @@ def test_a_runner_that_dies_right_after_an_answer_loses_only_the_job_it_was_runn
 
 
 def _process_tree(pid: int) -> list[int]:
-    tree = [pid]
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(OSError):
-            for child in (task / "children").read_text().split():
-                tree += _process_tree(int(child))
-    return tree
+    from auditor.isolation import _children_of
+
+    return [pid, *(p for child in _children_of(pid) for p in _process_tree(child))]
 
 
 def _finished(pid: int) -> bool:

@@ -259,7 +259,7 @@ class Planner:
         file_subprocess_tests = set().union(*by_subprocess.values()) if by_subprocess else set()
         import_lines = self.import_lines.get(relative, set())
         compiler = _FunctionCompiler(source, filename, line_starts)
-        swaps = _Swaps(compiler, self.site_cache, _digest(self.swaps_salt, source))
+        swaps = _Swaps(compiler, self.site_cache, self.swaps_salt)
         self.plan_keys.add(swaps.key)
         seen: dict[tuple, str] = {}
         planned = []
@@ -386,11 +386,11 @@ class _Swaps:
     """One source's swap-path compilations, by site; remembered across runs, since
     compiling every mutant is most of a rerun's planning once the sites are known."""
 
-    def __init__(self, compiler: _FunctionCompiler, cache: SiteCache | None, key: str) -> None:
+    def __init__(self, compiler: _FunctionCompiler, cache: SiteCache | None, salt: str) -> None:
         self.compiler = compiler
         self.cache = cache
-        self.key = key
-        self.known: dict[str, Swap | None] = (cache.get_swaps(key) if cache else None) or {}
+        self.key = _digest(salt, compiler.source)
+        self.known: dict[str, Swap | None] = (cache.get_swaps(self.key) if cache else None) or {}
         self.added = False
         self.original_digests: dict[str, str] = {}
 
@@ -472,7 +472,7 @@ def compile_swaps(
     baseline says which of them planning will run (the early-sites helper does it on the
     core the baseline leaves idle: most of a first run's planning on a large module)."""
     compiler = _FunctionCompiler(source, filename, _line_starts(source))
-    swaps = _Swaps(compiler, cache, _digest(salt, source))
+    swaps = _Swaps(compiler, cache, salt)
     for site in sites:
         if site.function:
             with contextlib.suppress(SyntaxError, ValueError):  # planning reports those
