@@ -166,7 +166,7 @@ def _output_targets(
 @click.option(
     "--copy-path/--no-copy-path",
     default=None,
-    help="Run mutants that tests reach in Python subprocesses on a project copy (default on).",
+    help="Run on a project copy the mutants the subprocess hook cannot reach (default on).",
 )
 @click.option("--verify-sample", type=int, metavar="N", help="Re-check N mutants with fresh runs.")
 @click.option(

@@ -25,6 +25,8 @@ Schema history:
   6: `escalation`: weak modules and why, every candidate test with the stage it reached
      and why it stopped, the funnel, measured before/after scores per module, model
      usage, hardened files.
+  7: `mutation.mutants[].path` `subprocess` (code only Python subprocesses of the tests
+     run, mutated through an import hook); `copy` is now only the fallback.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any, Literal
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -87,8 +89,8 @@ class TestResult(_Model):
     passing tests ran again in another order); '' when it is not. Flaky tests select
     and kill no mutants."""
     spawns_python: bool = False
-    """The test started another Python process: code it runs there is not measured, so
-    mutants it might catch run through a copy of the project (the `copy` path)."""
+    """The test started another Python process (measured through our sitecustomize when
+    the process kept the test's environment; see `subprocess_lines`)."""
 
     @property
     def reliable(self) -> bool:
@@ -99,7 +101,8 @@ class TestResult(_Model):
     """Source file -> lines this test executed in process (setup, call and teardown)."""
     subprocess_lines: dict[str, list[int]] = Field(default_factory=dict)
     """Source file -> lines run by Python subprocesses the test started (measured through
-    a sitecustomize on their PYTHONPATH); mutants there take the `copy` path."""
+    a sitecustomize on their PYTHONPATH); mutants there are served to those subprocesses
+    by the same sitecustomize."""
     arcs: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
 
 
@@ -206,11 +209,14 @@ class Mutant(_Model):
     diff: str
     status: MutantStatus
     status_reason: str = ""
-    path: Literal["swap", "module", "copy", "none"]
+    path: Literal["swap", "module", "subprocess", "copy", "none"]
     """How it ran: `swap` replaced the function's code object in a forked child; `module`
-    re-executed the mutated module there; `copy` ran the tests that start a Python
-    subprocess on a temporary copy of the project with the mutated file (no in-process
-    test reaches the line); `none` did not run (no coverage, ignored)."""
+    re-executed the mutated module there; `subprocess`: only Python subprocesses of the
+    tests run the line, and the child served them the mutated file through an import
+    hook. Tests whose subprocesses run the line follow the in-process tests on the
+    first two paths too. `copy` is the fallback where the hook cannot reach: the tests
+    ran on a temporary copy of the project with the mutated file; `none` did not run
+    (no coverage, ignored)."""
     covered_by: list[str] = Field(default_factory=list)
     killed_by: list[str] = Field(default_factory=list)
     kill_kind: Literal["assertion", "error", "crash", ""] = ""

@@ -25,6 +25,8 @@ _SHOWN_SURVIVORS = 10
 
 def _render_mutation(mutation, console: Console, notes: list[str]) -> None:
     details = [f"{mutation.jobs} workers", f"{mutation.cache_hits} from cache"]
+    if mutation.paths.get("copy"):
+        details.append(f"{mutation.paths['copy']} on a project copy")
     if mutation.mutants_per_second:
         details.insert(0, f"{mutation.mutants_per_second:g} mutants/s")
     console.print(

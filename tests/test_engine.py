@@ -88,29 +88,87 @@ def test_dropping_the_last_closure_variable_still_swaps(traps):
     assert (mutant["status"], mutant["path"]) == ("Killed", "swap")
 
 
-def test_code_run_only_in_a_subprocess_is_mutated_through_a_copy(traps):
-    mutant = traps["traps/cli.py::main::statements.call@2:4#0"]
-    assert (mutant["status"], mutant["path"]) == ("Killed", "copy")
-    assert mutant["killed_by"] == ["tests/test_cli.py::test_cli_doubles_its_argument"]
-
-
 def test_a_survivor_in_process_is_killed_by_the_test_whose_subprocess_runs_it(traps):
     mutant = traps["traps/cli.py::render::arithmetic.swap@1:15#0"]
-    assert (mutant["status"], mutant["path"]) == ("Killed", "copy")
+    assert (mutant["status"], mutant["path"]) == ("Killed", "swap")
     assert mutant["killed_by"] == ["tests/test_cli.py::test_cli_doubles_its_argument"]
     assert "tests/test_cli.py::test_render_gives_text" in mutant["covered_by"]
 
 
-def test_without_the_copy_path_subprocess_only_code_is_reported_as_measured_in_process(
-    project_copy, tmp_path
+@pytest.fixture(scope="module")
+def spawner(tmp_path_factory):
+    """fixtures/spawner: code that only the Python subprocesses of its tests run."""
+    import shutil
+
+    from tests.conftest import FIXTURES
+
+    root = tmp_path_factory.mktemp("spawner") / "spawner"
+    shutil.copytree(FIXTURES / "spawner", root)
+    out = root.parent / "r.json"
+    result = run_audit("tests", "--no-probes", "--verify-sample", "6", "--json", str(out), cwd=root)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    return report, {m["id"]: m for m in report["mutation"]["mutants"]}, result.stdout
+
+
+def test_code_only_a_python_m_subprocess_runs_is_killed_when_its_test_checks_the_output(
+    spawner,
 ):
-    root = project_copy("traps")
-    report = audit_json(
-        root, "tests", tmp_path / "r.json", "--no-copy-path", "--mutators", "statements"
-    )
+    _, mutants, _ = spawner
+    mutant = mutants["spawner/shout.py::shout::extreme.body@1:4#0"]
+    assert (mutant["status"], mutant["path"]) == ("Killed", "subprocess")
+    assert mutant["killed_by"] == ["tests/test_commands.py::test_shout_prints_the_text_in_capitals"]
+
+
+def test_code_only_a_python_m_subprocess_runs_survives_when_its_test_checks_nothing(spawner):
+    _, mutants, _ = spawner
+    mutant = mutants["spawner/whisper.py::whisper::constants.string@1:26#0"]
+    assert (mutant["status"], mutant["path"]) == ("Survived", "subprocess")
+    assert mutant["covered_by"] == ["tests/test_commands.py::test_whisper_runs"]
+
+
+def test_code_a_subprocess_with_a_cleared_environment_runs_falls_back_to_a_copy(spawner):
+    _, mutants, _ = spawner
+    mutant = mutants["spawner/hidden.py::hide::extreme.body@1:4#0"]
+    assert (mutant["status"], mutant["path"]) == ("Killed", "copy")
+
+
+def test_a_script_run_by_its_path_gets_the_mutant_too(spawner):
+    _, mutants, _ = spawner
+    mutant = mutants["spawner/script.py::count::extreme.body@1:4#0"]
+    assert (mutant["status"], mutant["path"]) == ("Killed", "subprocess")
+    assert mutant["killed_by"] == ["tests/test_commands.py::test_script_counts_words"]
+
+
+def test_a_file_the_subprocess_runs_without_importing_it_falls_back_to_a_copy(spawner):
+    # runpy.run_path reads the file itself: there is no import for the hook to serve.
+    _, mutants, _ = spawner
+    mutant = mutants["spawner/loose.py::initials::extreme.body@1:4#0"]
+    assert (mutant["status"], mutant["path"]) == ("Killed", "copy")
+
+
+def test_the_summary_line_counts_the_mutants_run_on_a_project_copy(spawner):
+    report, mutants, stdout = spawner
+    on_copy = sum(m["path"] == "copy" for m in mutants.values())
+    assert on_copy == report["mutation"]["paths"]["copy"] > 0
+    assert f"{on_copy} on a project copy" in " ".join(stdout.split())
+
+
+def test_verdicts_on_code_run_in_subprocesses_agree_with_fresh_runs_of_the_suite(spawner):
+    report, _, _ = spawner
+    verification = report["mutation"]["verification"]
+    assert (verification["checked"], verification["agreed"]) == (6, 6)
+
+
+def test_without_the_copy_path_a_survivor_the_hook_missed_says_so(project_copy, tmp_path):
+    root = project_copy("spawner")
+    report = audit_json(root, "tests", tmp_path / "r.json", "--no-copy-path")
     mutants = {m["id"]: m for m in report["mutation"]["mutants"]}
-    only_in_subprocess = mutants["traps/cli.py::main::statements.call@2:4#0"]
-    assert (only_in_subprocess["status"], only_in_subprocess["path"]) == ("NoCoverage", "none")
+    missed = mutants["spawner/loose.py::initials::extreme.body@1:4#0"]
+    assert (missed["status"], missed["path"]) == ("Survived", "subprocess")
+    assert "never imported the mutated file" in missed["status_reason"]
+    unmeasured = mutants["spawner/hidden.py::hide::extreme.body@1:4#0"]
+    assert (unmeasured["status"], unmeasured["path"]) == ("NoCoverage", "none")
     assert report["mutation"]["paths"]["copy"] == 0
 
 

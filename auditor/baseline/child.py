@@ -23,7 +23,8 @@ def measure(paths: list[str]) -> dict[str, list[str]]:
     return {"include": [os.path.join(p, "*") if os.path.isdir(p) else p for p in paths]}
 
 
-_SUBPROCESS_SITE = Path(__file__).with_name("subprocess_site")
+SUBPROCESS_SITE = Path(__file__).with_name("subprocess_site")
+"""Put first on the PYTHONPATH of the processes tests start (see its sitecustomize)."""
 
 
 class _Unmeasured:
@@ -46,7 +47,7 @@ def measure_subprocesses(data_file: str, source_dirs: list[str]) -> None:
     os.environ["AUDIT_SUBPROCESS_COVERAGE"] = json.dumps(
         {"data_file": data_file, "measure": measure(source_dirs)}
     )
-    paths = [str(_SUBPROCESS_SITE), os.environ.get("PYTHONPATH", "")]
+    paths = [str(SUBPROCESS_SITE), os.environ.get("PYTHONPATH", "")]
     os.environ["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
 
 

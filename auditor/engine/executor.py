@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor.baseline.child import SUBPROCESS_SITE
 from auditor.engine.protocol import Job, JobResult, RunnerSpec, read_result, to_json
 from auditor.errors import AuditError, IncompleteRunError
 from auditor.isolation import NO_ISOLATION, Isolation
@@ -81,7 +82,8 @@ class RunnerPool:
     def _environment(self, private_tmp: Path) -> dict[str, str]:
         env = dict(os.environ)
         roots = [str(self.root / path) for path in self.settings.source_roots]
-        paths = [*roots, env.get("PYTHONPATH", "")]
+        # Python processes the tests start import our sitecustomize: it serves the mutant.
+        paths = [str(SUBPROCESS_SITE), *roots, env.get("PYTHONPATH", "")]
         env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env["TMPDIR"] = str(private_tmp)
@@ -105,6 +107,7 @@ class RunnerPool:
             child_growth_limit_mb=self.settings.child_growth_limit_mb,
             guard=self.settings.isolation.level != "none",
             log_file=str(home / "output.log"),
+            scratch=str(home),
             basetemp=str(private_tmp / "basetemp"),
         )
         spec_path = home / "spec.json"

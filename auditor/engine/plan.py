@@ -61,7 +61,8 @@ class PlannedMutant:
     cache_key: str = ""
     subprocess_tests: list[str] = field(default_factory=list)
     """Tests whose Python subprocesses also run the mutated code: if the mutant survives
-    the in-process tests, it runs again on a copy of the project with these."""
+    the in-process tests, its child runs these, serving the mutant to their
+    subprocesses."""
 
     @property
     def runnable(self) -> bool:
@@ -175,8 +176,13 @@ class Planner:
         """Digest of conftest files and config: part of every cache key."""
         passing = [test for test in baseline.tests if test.reliable]
         self.durations = {test.nodeid: test.duration for test in passing}
-        self.spawning = [test.nodeid for test in passing if test.spawns_python]
-        """Tests that start another Python: they may run code no in-process test reaches."""
+        self.unmeasured_spawning = [
+            test.nodeid for test in passing if test.spawns_python and not test.subprocess_lines
+        ]
+        """Tests that start another Python whose code went unmeasured (a cleared
+        environment, a launcher that drops PYTHONPATH): our sitecustomize never reached
+        those processes, so neither can the mutant. They may run code no other test
+        reaches: that code takes the copy path."""
         self.tests_by_line: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
         for test in passing:
             for file, lines in test.lines.items():
@@ -185,8 +191,8 @@ class Planner:
         self.subprocess_tests_by_line: dict[str, dict[int, set[str]]] = defaultdict(
             lambda: defaultdict(set)
         )
-        """Tests whose Python subprocesses ran a line: a swap in the runner cannot reach
-        those processes, so such mutants run on a copy of the project."""
+        """Tests whose Python subprocesses ran a line: the mutant's child runs them after
+        its in-process tests, serving the mutated file to their subprocesses."""
         for test in passing:
             for file, lines in test.subprocess_lines.items():
                 for line in lines:
@@ -281,15 +287,12 @@ class Planner:
             planned.append(mutant)
             tests = file_tests if at_import else set().union(*(by_line.get(n, ()) for n in lines))
             in_subprocess = set().union(*(by_subprocess.get(n, ()) for n in lines))
-            unmeasured = not file_tests and not file_subprocess_tests and self.spawning
-            if not self.copy_path:
-                in_subprocess = set()
-                unmeasured = False
-            if (in_subprocess and not tests) or unmeasured:
-                # Only Python subprocesses the tests start run this code (measured), or no
-                # test runs the file at all while some start Python: it may be theirs.
+            unmeasured = not file_tests and not file_subprocess_tests and self.unmeasured_spawning
+            if unmeasured and self.copy_path:
+                # No test runs the file where it is measured, and some start Python where
+                # it is not: the code may be theirs, and only a copy reaches them.
                 mutant.path = "copy"
-                tests_run = self._tests_of(in_subprocess or set(self.spawning))
+                tests_run = self._tests_of(set(self.unmeasured_spawning))
                 mutant.tests = tests_run.ordered
                 mutant.cache_key = _digest(
                     __version__,
@@ -302,13 +305,14 @@ class Planner:
                 continue
             also_run = self._tests_of(in_subprocess - tests)
             mutant.subprocess_tests = also_run.ordered
-            if not tests:
+            if not tests and not in_subprocess:
                 mutant.status, mutant.path = "NoCoverage", "none"
                 mutant.status_reason = "no passing test runs this line"
                 continue
             tests_run = self._tests_of(tests)
             mutant.tests = tests_run.ordered
-            mutant.timeout = tests_run.duration * self.policy.factor + self.policy.constant
+            duration = tests_run.duration + also_run.duration
+            mutant.timeout = duration * self.policy.factor + self.policy.constant
             try:
                 key_of_code = self._choose_path(mutant, site, at_import, swaps, mutated, seen)
             except (SyntaxError, ValueError) as exc:
@@ -351,16 +355,20 @@ class Planner:
         Swap-path mutants compile only their function; the original's key is registered
         in `seen` with an empty id, so a mutant that compiles to the original's code
         reads as equivalent. Module-path mutants are compiled by the runner's child, which
-        reports a syntax error as CompileError."""
+        reports a syntax error as CompileError. A mutant only subprocesses run (the
+        `subprocess` path) is applied in none of the child's own code, but its function
+        is compiled all the same, for the equivalence and the syntax check."""
+        in_process = "swap" if mutant.tests else "subprocess"
         if not at_import:
             swap = swaps.get(site, mutated)
             if swap is not None:
-                mutant.path = "swap"
-                mutant.function_code = swap.code
-                mutant.target = swap.target
+                mutant.path = in_process
+                if in_process == "swap":
+                    mutant.function_code = swap.code
+                    mutant.target = swap.target
                 seen.setdefault(("swap", site.function, swap.original), "")
                 return ("swap", site.function, swap.mutated)
-        mutant.path = "module"
+        mutant.path = "module" if mutant.tests else "subprocess"
         return ("module", mutant.id)
 
 

@@ -25,13 +25,17 @@ class RunnerSpec:
     child_growth_limit_mb: int
     log_file: str
     basetemp: str
+    scratch: str
+    """The runner's own folder: a mutant's child writes the spec its subprocesses read."""
     guard: bool = True
 
 
 @dataclass
 class Job:
     id: str
-    path: Literal["swap", "module"]
+    path: Literal["swap", "module", "subprocess"]
+    """How the child applies the mutant in its own process; `subprocess`: not at all,
+    only the Python subprocesses of `subprocess_tests` get it."""
     file: str
     module_name: str
     tests: list[str]
@@ -40,6 +44,9 @@ class Job:
     target_name: str = ""
     code_b64: str = ""
     module_source: str = ""
+    """The mutated file: re-executed on the module path, served to subprocesses."""
+    subprocess_tests: list[str] = field(default_factory=list)
+    """Run after `tests`, with the mutant served to the Python processes they start."""
 
     @staticmethod
     def encode_code(code: bytes) -> str:
@@ -64,6 +71,9 @@ class JobResult:
     detail: str = ""
     on_copy: bool = False
     """The verdict came from a run on a copy of the project (the copy path)."""
+    subprocess_unreached: bool = False
+    """Survived, and no Python subprocess of its subprocess tests imported the mutated
+    file through the hook (a script run by path, say): the copy path decides."""
 
 
 @dataclass

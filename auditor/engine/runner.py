@@ -18,6 +18,7 @@ import select
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -83,7 +84,8 @@ class RunnerPlugin:
 
     def run_job(self, job: Any) -> dict[str, Any]:
         items = [self.items[nodeid] for nodeid in job.tests if nodeid in self.items]
-        if not items:
+        spawning = [self.items[nodeid] for nodeid in job.subprocess_tests if nodeid in self.items]
+        if not items and not spawning:
             return {"id": job.id, "status": "RuntimeError", "detail": "no covering test collected"}
         read_end, write_end = os.pipe()
         sys.stdout.flush()
@@ -92,7 +94,7 @@ class RunnerPlugin:
         pid = os.fork()
         if pid == 0:
             os.close(read_end)
-            self._child(job, items, write_end)
+            self._child(job, items, spawning, write_end)
             os._exit(0)  # not reached: _child always leaves with os._exit
         os.close(write_end)
         watch = MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.child_growth_limit_mb)
@@ -101,13 +103,20 @@ class RunnerPlugin:
         if timed_out or watch.exceeded:
             _kill_group(pid)
         _, wait_status = os.waitpid(pid, 0)
+        served = self.served_mutant(pid)
+        for leftover in (served.spec, served.applied):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)
         duration = time.monotonic() - started
         verdict = _verdict(job.id, output, timed_out, wait_status, duration, job.timeout)
         if watch.exceeded:
             verdict.update(status="Timeout", detail=watch.describe())
         return verdict
 
-    def _child(self, job: Any, items: list[Any], channel: int) -> None:
+    def served_mutant(self, child: int) -> ServedMutant:
+        return ServedMutant(Path(self.spec.scratch) / f"mutant-{child}.json")
+
+    def _child(self, job: Any, items: list[Any], spawning: list[Any], channel: int) -> None:
         from _pytest.runner import runtestprotocol
 
         from auditor.engine.swap import SwapError, module_for, reexecute_module, swap_function
@@ -125,7 +134,14 @@ class RunnerPlugin:
             _write_output_in_blocks()
             _detach_stdin()
             limit_resources(self.spec.memory_limit_mb, cpu_seconds=math.ceil(job.timeout) + 2)
-            if job.path == "swap":
+            if job.path == "subprocess":
+                # Nothing to apply here; a mutant that does not compile is no test's kill.
+                try:
+                    compile(job.module_source, job.file, "exec", dont_inherit=True)
+                except (SyntaxError, ValueError) as exc:
+                    tell({"compile_error": f"{type(exc).__name__}: {exc}"[:300]})
+                    os._exit(0)
+            elif job.path == "swap":
                 functions = self.index.get((job.file, job.target_line, job.target_name))
                 if not functions:
                     module_for(job.file, job.module_name)
@@ -156,10 +172,14 @@ class RunnerPlugin:
             tell({"error": f"{type(exc).__name__}: {exc}"[:300]})
             os._exit(0)
         tests_seconds = 0.0  # the tests' own time, as pytest measures it per phase
+        served = self.served_mutant(child)
+        everything = items + spawning
         try:
-            for position, item in enumerate(items):
+            for position, item in enumerate(everything):
+                if position == len(items):
+                    served.offer(job.file, job.module_source)
                 tell({"start": item.nodeid})
-                following = items[position + 1] if position + 1 < len(items) else None
+                following = everything[position + 1] if position + 1 < len(everything) else None
                 self.failed_in_child = self.failed_by_check = False
                 reports = runtestprotocol(item, log=False, nextitem=following)
                 tests_seconds += sum(report.duration for report in reports)
@@ -167,7 +187,8 @@ class RunnerPlugin:
                     kind = "assertion" if self.failed_by_check else "error"
                     tell({"killed_by": item.nodeid, "kill_kind": kind, "tests": tests_seconds})
                     os._exit(0)
-            tell({"survived": len(items), "tests": tests_seconds})
+            unreached = bool(spawning) and not served.applied.exists()
+            tell({"survived": len(everything), "tests": tests_seconds, "unreached": unreached})
         except BaseException as exc:
             tell({"error": f"{type(exc).__name__}: {exc}"[:300]})
         finally:
@@ -202,6 +223,24 @@ def _brief_failures(item: Any) -> None:
 
     item.repr_failure = brief
     item._repr_failure_py = brief
+
+
+@dataclass(frozen=True)
+class ServedMutant:
+    """The mutant a child serves to the Python processes its tests start: our
+    sitecustomize (on their PYTHONPATH) reads the spec named by `AUDIT_MUTANT` and loads
+    the mutated source in place of the file; its first such import creates `applied`."""
+
+    spec: Path
+
+    @property
+    def applied(self) -> Path:
+        return self.spec.with_suffix(".applied")
+
+    def offer(self, file: str, mutated_source: str) -> None:
+        message = {"file": file, "source": mutated_source, "applied": str(self.applied)}
+        self.spec.write_text(json.dumps(message), encoding="utf-8")
+        os.environ["AUDIT_MUTANT"] = str(self.spec)
 
 
 _MEMORY_POLL_SECONDS = 0.05
@@ -296,6 +335,11 @@ def _verdict(
         result.update(status="CompileError", detail=final["compile_error"])
     elif "survived" in final:
         result.update(status="Survived")
+        if final.get("unreached"):
+            result.update(
+                subprocess_unreached=True,
+                detail="the subprocesses of its tests never imported the mutated file",
+            )
     else:
         result.update(status="RuntimeError", detail=final.get("error", "unknown"))
     if final is not None and "tests" in final:

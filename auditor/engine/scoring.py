@@ -159,7 +159,7 @@ def derived_fields(mutants: list[Mutant], passing: list[str]) -> dict[str, Any]:
     """Every field of a MutationSection that follows from its mutants alone, so a run
     and a merge of shards compute them the same way."""
     functions = function_scores(mutants)
-    paths = {"swap": 0, "module": 0, "copy": 0, "none": 0}
+    paths = {"swap": 0, "module": 0, "subprocess": 0, "copy": 0, "none": 0}
     for mutant in mutants:
         paths[mutant.path] += 1
     return {

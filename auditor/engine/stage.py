@@ -96,7 +96,10 @@ def _job(mutant: PlannedMutant, module_name: str) -> Job:
         code_b64=Job.encode_code(zlib.decompress(mutant.function_code))
         if mutant.function_code
         else "",
-        module_source=mutant.site.apply(mutant.source) if mutant.path == "module" else "",
+        module_source=mutant.site.apply(mutant.source)
+        if mutant.path != "swap" or mutant.subprocess_tests
+        else "",
+        subprocess_tests=mutant.subprocess_tests,
     )
 
 
@@ -342,16 +345,15 @@ def _mutate(
     by_id = {m.id: m for m in to_run}
 
     undecided: set[str] = set()
-    """Survived in process, but Python subprocesses of other tests run the code too."""
+    """Survived, but the subprocesses that run its code never got the mutant."""
 
     def on_result(result: JobResult) -> None:
         results[result.id] = result
         tally[result.status] += 1
-        mutant = by_id[result.id]
-        if result.status == "Survived" and mutant.subprocess_tests and not result.on_copy:
+        if result.subprocess_unreached and config.copy_path and not result.on_copy:
             undecided.add(result.id)  # not final: cached after the copy run
         else:
-            cache.put(mutant.cache_key, result)
+            cache.put(by_id[result.id].cache_key, result)
         report_progress()
 
     jobs = config.workers
@@ -381,7 +383,7 @@ def _mutate(
     try:
         pool.run((_job(m, module_names[m.abs_path]) for m in within_budget(order)), on_result)
         pool.close()
-        # Survivors of the in-process tests get the tests whose subprocesses run them.
+        # Survivors whose subprocesses the hook could not reach get a copy of the project.
         second_chance = [m for m in in_process if m.id in undecided]
         for mutant in second_chance:
             tally[results.pop(mutant.id).status] -= 1

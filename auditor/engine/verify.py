@@ -2,7 +2,8 @@
 
 For each sampled mutant, copy the project to a temporary folder, write the mutated file
 there, run the whole suite in a fresh process (under the guard), and compare: the
-engine's Killed must be a red suite, its Survived a green one."""
+engine's Killed must be a red suite, its Survived a green one. Mutants that the tests'
+Python subprocesses run make up to half the sample when there are any."""
 
 from __future__ import annotations
 
@@ -24,6 +25,25 @@ def mutated_source(source: str, mutant: Mutant) -> str:
     return source[:start] + mutant.replacement + source[end:]
 
 
+def _spawning_tests(baseline: BaselineSection) -> set[str]:
+    return {t.nodeid for t in baseline.tests if t.spawns_python or t.subprocess_lines}
+
+
+def _sample(
+    candidates: list[Mutant], count: int, spawning: set[str], rng: random.Random
+) -> list[Mutant]:
+    """Up to half the sample from mutants that Python subprocesses of the tests run
+    (their verdicts come through the import hook or a copy), the rest from the others."""
+    reached = [
+        m for m in candidates if m.path in ("subprocess", "copy") or spawning & set(m.covered_by)
+    ]
+    reached_ids = {m.id for m in reached}
+    others = [m for m in candidates if m.id not in reached_ids]
+    wanted = min(count, len(candidates))
+    from_reached = min(len(reached), max(wanted - len(others), (wanted + 1) // 2))
+    return rng.sample(reached, from_reached) + rng.sample(others, wanted - from_reached)
+
+
 def verify_sample(
     project: Project,
     config: AuditConfig,
@@ -35,7 +55,7 @@ def verify_sample(
     candidates = sorted(
         (m for m in mutants if m.status in ("Killed", "Survived")), key=lambda m: m.id
     )
-    sample = random.Random(seed).sample(candidates, min(count, len(candidates)))
+    sample = _sample(candidates, count, _spawning_tests(baseline), random.Random(seed))
     passing = {t.nodeid for t in baseline.tests if t.reliable}
     disagreements = []
     for mutant in sorted(sample, key=lambda m: m.id):

@@ -1,7 +1,11 @@
-"""Imported at start-up by every Python process a baseline test starts (this folder is
-put first on their PYTHONPATH): measures that process with coverage.py under the running
-test's context, so code a test runs in a subprocess (`python -m pkg`) is attributed to
-the test. Then hands over to the environment's own sitecustomize, if there is one."""
+"""Imported at start-up by every Python process a test starts, in the baseline and in
+a mutant's run (this folder is put first on their PYTHONPATH).
+
+In the baseline it measures the process with coverage.py under the running test's
+context, so code a test runs in a subprocess (`python -m pkg`) is attributed to the test.
+In a mutant's run it serves the mutated file to the process's imports, so the subprocess
+runs the mutant without a copy of the project. Then it hands over to the environment's
+own sitecustomize, if there is one."""
 
 import contextlib
 import importlib
@@ -39,10 +43,111 @@ def _measure() -> None:
     atexit.register(save)
 
 
+class _MutantFinder:
+    """Finds the mutated file's module as the normal path search would, and loads it
+    from the mutated source instead of the file (never from its bytecode cache)."""
+
+    def __init__(self, spec: dict) -> None:
+        self.file = spec["file"]
+        self.source = spec["source"]
+        self.applied = spec["applied"]
+        folder, name = os.path.split(self.file)
+        stem = os.path.splitext(name)[0]
+        self.last_name = os.path.basename(folder) if stem == "__init__" else stem
+
+    def code(self, filename):
+        # Tells the mutant's child that the mutant reached this process.
+        os.close(os.open(self.applied, os.O_WRONLY | os.O_CREAT, 0o600))
+        return compile(self.source, filename, "exec", dont_inherit=True)
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.rpartition(".")[2] != self.last_name:
+            return None  # the normal search, not repeated here for every other module
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(fullname, path)
+        if spec is None or not spec.origin or os.path.realpath(spec.origin) != self.file:
+            return None
+        spec.loader = _mutant_loader(fullname, spec.origin, self)
+        return spec
+
+
+def _mutant_loader(fullname, origin, finder):
+    from importlib.machinery import SourceFileLoader
+
+    class MutantLoader(SourceFileLoader):
+        def get_source(self, name):
+            return finder.source
+
+        def get_code(self, name):
+            return finder.code(self.path)
+
+    return MutantLoader(fullname, origin)
+
+
+def _serve_mutant():
+    spec_path = os.environ.get("AUDIT_MUTANT")
+    if not spec_path:
+        return None
+    import json
+
+    try:
+        with open(spec_path, encoding="utf-8") as spec_file:
+            finder = _MutantFinder(json.load(spec_file))
+    except (OSError, ValueError, KeyError):
+        return None  # nothing served, nothing marked: the mutant's child falls back to a copy
+    sys.meta_path.insert(0, finder)
+    return finder
+
+
+def _exit_status(exit):
+    if exit.code is None:
+        return 0
+    if isinstance(exit.code, int):
+        return exit.code
+    print(exit.code, file=sys.stderr)
+    return 1
+
+
+def _run_mutated_script(finder) -> None:
+    """`python path/to/file.py` on the mutated file: the interpreter would read the file
+    itself once start-up ends, so run the mutant as `__main__` here, as it would, and
+    leave the process the way it would (threads joined, exit handlers run)."""
+    script = sys.argv[0] if sys.argv else ""
+    if not script or script in ("-c", "-m") or os.path.realpath(script) != finder.file:
+        return
+    code = finder.code(script)
+    sys.path.insert(0, os.path.dirname(os.path.realpath(script)))
+    main = sys.modules["__main__"].__dict__
+    main.update(__file__=script, __cached__=None)
+    status = 0
+    try:
+        exec(code, main)
+    except SystemExit as exit:
+        status = _exit_status(exit)
+    except BaseException:
+        sys.excepthook(*sys.exc_info())
+        status = 1
+    try:
+        if "threading" in sys.modules:
+            sys.modules["threading"]._shutdown()
+        import atexit
+
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(status)
+
+
 _measure()
+_served = _serve_mutant()
 
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [path for path in sys.path if os.path.abspath(path or os.curdir) != _here]
 del sys.modules[__name__]
 with contextlib.suppress(ImportError):
     importlib.import_module("sitecustomize")
+if _served is not None:
+    _run_mutated_script(_served)

@@ -1,0 +1,103 @@
+"""The sitecustomize that serves a mutant to the Python processes a test starts."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from auditor.baseline.child import SUBPROCESS_SITE
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> Path:
+    """A package run as `python -m tiny`, its bytecode cached from the original source."""
+    (tmp_path / "tiny").mkdir()
+    (tmp_path / "tiny" / "__init__.py").write_text("")
+    (tmp_path / "tiny" / "__main__.py").write_text("from tiny.core import value\nprint(value())\n")
+    (tmp_path / "tiny" / "core.py").write_text("def value():\n    return 1\n")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tmp_path / "tiny")], check=True)
+    return tmp_path
+
+
+def run_tiny(root: Path, mutant_spec: Path | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("AUDIT_MUTANT", "PYTHONPATH")}
+    env["PYTHONPATH"] = str(SUBPROCESS_SITE)
+    if mutant_spec is not None:
+        env["AUDIT_MUTANT"] = str(mutant_spec)
+    done = subprocess.run(
+        [sys.executable, "-m", "tiny"], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def offer(root: Path, file: str, source: str) -> tuple[Path, Path]:
+    spec, applied = root / "mutant.json", root / "mutant.applied"
+    spec.write_text(json.dumps({"file": file, "source": source, "applied": str(applied)}))
+    return spec, applied
+
+
+def test_a_subprocess_imports_the_mutated_source_instead_of_the_file_or_its_bytecode(package):
+    core = os.path.realpath(package / "tiny" / "core.py")
+    spec, applied = offer(package, core, "def value():\n    return 2\n")
+    assert run_tiny(package, spec) == "2\n"
+    assert applied.exists()
+    assert (package / "tiny" / "core.py").read_text() == "def value():\n    return 1\n"
+
+
+def test_the_main_module_of_python_m_is_served_too(package):
+    main = os.path.realpath(package / "tiny" / "__main__.py")
+    spec, applied = offer(package, main, "print('mutated')\n")
+    assert run_tiny(package, spec) == "mutated\n"
+    assert applied.exists()
+
+
+def test_without_a_mutant_the_subprocess_runs_the_original_and_marks_nothing(package):
+    assert run_tiny(package, None) == "1\n"
+    assert not (package / "mutant.applied").exists()
+
+
+def test_a_mutant_of_a_file_the_subprocess_never_imports_is_not_marked_applied(package):
+    spec, applied = offer(package, str(package / "elsewhere.py"), "x = 1\n")
+    assert run_tiny(package, spec) == "1\n"
+    assert not applied.exists()
+
+
+def run_script(root: Path, mutant_spec: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PYTHONPATH=str(SUBPROCESS_SITE), AUDIT_MUTANT=str(mutant_spec))
+    return subprocess.run(
+        [sys.executable, "tiny/script.py", "x"], cwd=root, env=env, capture_output=True, text=True
+    )
+
+
+def test_a_script_run_by_its_path_runs_the_mutant_as_main_with_its_folder_on_the_path(package):
+    script = package / "tiny" / "script.py"
+    script.write_text("import core\nprint(__name__, core.value())\n")
+    (package / "tiny" / "core.py").write_text("def value():\n    return 1\n")
+    mutated = "import core, sys\nprint(__name__, core.value() + 1, sys.argv[1:])\n"
+    spec, applied = offer(package, os.path.realpath(script), mutated)
+    done = run_script(package, spec)
+    assert (done.returncode, done.stdout) == (0, "__main__ 2 ['x']\n")
+    assert applied.exists()
+
+
+def test_a_mutated_script_exits_as_the_interpreter_would(package):
+    script = package / "tiny" / "script.py"
+    script.write_text("print('original')\n")
+    mutated = "import atexit\natexit.register(print, 'bye')\nraise SystemExit(3)\n"
+    spec, _ = offer(package, os.path.realpath(script), mutated)
+    done = run_script(package, spec)
+    assert (done.returncode, done.stdout) == (3, "bye\n")
+
+
+def test_an_exception_escaping_a_mutated_script_is_printed_and_exits_with_1(package):
+    script = package / "tiny" / "script.py"
+    script.write_text("print('original')\n")
+    spec, _ = offer(package, os.path.realpath(script), "raise ValueError('mutant')\n")
+    done = run_script(package, spec)
+    assert done.returncode == 1
+    assert "ValueError: mutant" in done.stderr
