@@ -254,7 +254,7 @@ def run(
 ) -> None:
     """Audit the pytest suite in TESTS (default: the configured tests, or tests/)."""
     from auditor.pipeline import resolve_config, run_audit
-    from auditor.progress import RichProgress, SilentProgress
+    from auditor.progress import PlainProgress, RichProgress, SilentProgress
 
     cwd = Path.cwd()
     overrides: dict[str, Any] = {}
@@ -328,6 +328,8 @@ def run(
     stderr = Console(stderr=True)
     if quiet:
         report = run_audit(list(tests), config, cwd, SilentProgress())
+    elif not stderr.is_terminal:  # a CI log: plain lines, every 30 s at most
+        report = run_audit(list(tests), config, cwd, PlainProgress(sys.stderr))
     else:
         with RichProgress(stderr) as progress:
             report = run_audit(list(tests), config, cwd, progress)

@@ -104,6 +104,9 @@ def run_audit(
 ) -> Report:
     progress = progress or SilentProgress()
     clock = _StageClock(progress)
+    # The time budget counts from here: the baseline uses it too, and every stage after
+    # it (mutation, probes, escalation) stops when it is used up.
+    deadline = time.monotonic() + config.time_budget if config.time_budget else None
 
     isolation = choose(config.sandbox)
     if config.executor == "dask" and config.mutation:
@@ -143,7 +146,9 @@ def run_audit(
         if pool is not None:
             early_sites.wait()
             with clock.stage("mutate") as done:
-                mutation = run_mutation(project, config, baseline, progress.update, pool=pool)
+                mutation = run_mutation(
+                    project, config, baseline, progress.update, pool=pool, deadline=deadline
+                )
                 score = mutation.scores.score
                 shown = "-" if score is None else score
                 done(f"{len(mutation.mutants)} mutants, score {shown}%")
@@ -151,7 +156,9 @@ def run_audit(
     probes = None
     if config.probes:
         with clock.stage("probe") as done:
-            probes = run_probes(project, config, baseline, mutation, isolation, progress.update)
+            probes = run_probes(
+                project, config, baseline, mutation, isolation, progress.update, deadline
+            )
             found = sum(n for kind, n in probes.counts.items() if not kind.startswith("witness"))
             witnesses = probes.counts.get("witness found", 0)
             done(f"{found} findings, {witnesses} witnesses")
@@ -165,8 +172,13 @@ def run_audit(
         gate = evaluate(config.gate, baseline, coverage, smells, mutation, previous, probes)
         done(gate.verdict.upper())
 
+    cut = []
+    if mutation is not None and mutation.stopped_by_budget:
+        cut.append("mutate")
+    if probes is not None and probes.stopped_by_budget:
+        cut.append("probe")
     stopped = mutation is not None and not mutation.finished(sampling=config.sample is not None)
-    stopped = stopped or (probes is not None and probes.interrupted)
+    stopped = stopped or (probes is not None and (probes.interrupted or probes.stopped_by_budget))
     report = Report(
         status="incomplete" if stopped else "complete",
         tool=tool_info(),
@@ -181,17 +193,23 @@ def run_audit(
         mutation=mutation,
         probes=probes,
         gate=gate,
+        cut_by_budget=cut,
     )
     if config.escalation.enabled and mutation is not None and not stopped:
         # Imported here: the openai client takes ~0.7 s to import, paid only when used.
-        from auditor.escalation.stage import run_escalation
+        from auditor.escalation.stage import TIME_BUDGET_USED_UP, run_escalation
 
         # The gate judges the suite as the user has it; hardened tests are a proposal.
         try:
             with clock.stage("escalate") as done:
-                report.escalation = run_escalation(project, config, report, progress.update)
+                report.escalation = run_escalation(
+                    project, config, report, progress.update, deadline
+                )
                 accepted = sum(module.accepted for module in report.escalation.modules)
                 done(f"{accepted} tests accepted ({report.escalation.mode})")
+            if report.escalation.budget_exhausted == TIME_BUDGET_USED_UP:
+                report.cut_by_budget.append("escalate")
+                report.status = "incomplete"
         except KeyboardInterrupt:
             # Ctrl-C while hardening: the audit itself is finished and must not be lost.
             report.status = "incomplete"

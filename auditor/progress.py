@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+import time
+from collections.abc import Callable
+from typing import Protocol, TextIO
 
 from rich.console import Console
 from rich.progress import (
@@ -71,3 +73,69 @@ class RichProgress:
             total = task.total if task.total is not None else max(task.completed, 1)
             self._progress.update(self._task, total=total, completed=total, summary=summary)
         self._task = None
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+class PlainProgress:
+    """Plain lines for a log that is not a terminal (CI): a line when a stage starts and
+    when it ends, and about every `interval` seconds in between, what is done, the rate
+    and the time left. No control characters."""
+
+    def __init__(
+        self,
+        stream: TextIO,
+        interval: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._stream = stream
+        self._interval = interval
+        self._clock = clock
+        self._stage = ""
+        self._started = 0.0
+        self._last_line = 0.0
+        self._first: tuple[float, int] | None = None
+        """When the stage's first count came in, and that count (cached results)."""
+        self._done = 0
+        self._total: int | None = None
+
+    def _print(self, text: str) -> None:
+        self._stream.write(f"audit: {text}\n")
+        self._stream.flush()
+
+    def start(self, stage: str, total: int | None = None) -> None:
+        self._stage, self._total, self._done, self._first = stage, total, 0, None
+        self._started = self._last_line = self._clock()
+        self._print(f"{stage} started")
+
+    def update(self, done: int, total: int | None = None, summary: str = "") -> None:
+        now = self._clock()
+        if self._first is None:
+            self._first = (now, done)
+        self._done, self._total = done, total if total is not None else self._total
+        if now - self._last_line < self._interval:
+            return
+        self._last_line = now
+        parts = [f"{self._stage}: {done}" + (f"/{self._total}" if self._total else "")]
+        since, first_done = self._first
+        if done > first_done and now > since:
+            rate = (done - first_done) / (now - since)
+            parts.append(f"{rate:.1f}/s")
+            if self._total:
+                parts.append(f"about {_duration(max(0, self._total - done) / rate)} left")
+        if summary:
+            parts.append(summary)
+        self._print(", ".join(parts))
+
+    def finish(self, stage: str, summary: str = "") -> None:
+        took = _duration(self._clock() - self._started)
+        self._print(f"{stage} finished in {took}" + (f": {summary}" if summary else ""))

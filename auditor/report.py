@@ -27,6 +27,7 @@ Schema history:
      usage, hardened files.
   7: `mutation.mutants[].path` `subprocess` (code only Python subprocesses of the tests
      run, mutated through an import hook); `copy` is now only the fallback.
+     `cut_by_budget` and `probes.stopped_by_budget`: the time budget covers the run.
 """
 
 from __future__ import annotations
@@ -440,6 +441,8 @@ class ProbesSection(_Model):
     duration: float
     interrupted: bool = False
     """Ctrl-C stopped the stage: the results listed are those that had come in."""
+    stopped_by_budget: bool = False
+    """The run's time budget ran out before every probe finished (or started)."""
 
 
 CandidateStage = Literal[
@@ -550,6 +553,8 @@ class Report(_Model):
     probes: ProbesSection | None = None
     escalation: EscalationSection | None = None
     gate: GateSection
+    cut_by_budget: list[str] = Field(default_factory=list)
+    """The stages the time budget stopped before they finished, in run order."""
 
     def to_json_bytes(self) -> bytes:
         """UTF-8 JSON serialized by pydantic-core straight to bytes: a large project's

@@ -54,6 +54,22 @@ PROJECTS = {
         "mutmut_also_skip": [],
         "test_requires": ["wcwidth"],  # its wide-character tests skip without it
     },
+    "python-slugify": {
+        "version": "9.2.0",
+        "package": "slugify",
+        "tests": "tests",
+        "do_not_mutate": [],
+        "mutmut_also_skip": [],
+        "test_requires": ["text-unidecode"],
+    },
+    "humanize": {
+        "version": "4.17.0",
+        "package": "src/humanize",
+        "tests": "tests",
+        "do_not_mutate": [],
+        "mutmut_also_skip": [],
+        "test_requires": ["freezegun", "pytest-benchmark"],
+    },
 }
 
 

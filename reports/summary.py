@@ -180,8 +180,15 @@ def survivors(report: Report) -> list[Mutant]:
 def failed_conditions(report: Report) -> list[str]:
     reasons = [condition.message for condition in report.gate.conditions if not condition.passed]
     if report.status != "complete":
-        reasons.insert(0, "the run is incomplete")
+        reasons.insert(0, "the run is incomplete" + budget_note(report))
     return reasons
+
+
+def budget_note(report: Report) -> str:
+    """Which stages the time budget stopped, as a parenthesis ('' when none)."""
+    if not report.cut_by_budget:
+        return ""
+    return f" (the time budget stopped: {', '.join(report.cut_by_budget)})"
 
 
 def scope_notes(report: Report) -> list[str]:

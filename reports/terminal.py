@@ -10,7 +10,13 @@ from rich.table import Table
 
 from auditor import pids
 from auditor.report import Report
-from reports.summary import FINDING_TITLES, hardening_summary, probe_summary, scope_notes
+from reports.summary import (
+    FINDING_TITLES,
+    failed_conditions,
+    hardening_summary,
+    probe_summary,
+    scope_notes,
+)
 
 _SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan"}
 _SHOWN_FINDINGS = 15
@@ -189,14 +195,14 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
             console.print(f"... and {hidden} more in the JSON report")
 
     gate = report.gate
-    if gate.verdict == "pass":
+    reasons = failed_conditions(report)  # an incomplete run fails, as in every output
+    if not reasons:
         checked = len(gate.conditions)
         note = f"{checked} conditions" if checked else "no thresholds configured"
         console.print(f"[bold green]gate: PASS[/bold green] ({note})")
     else:
         console.print("[bold red]gate: FAIL[/bold red]")
-        for condition in gate.conditions:
-            if not condition.passed:
-                console.print(f"  [red]x[/red] {condition.message}")
+        for reason in reasons:
+            console.print(f"  [red]x[/red] {escape(reason)}")
     if report_path:
         console.print(f"report: {report_path}")

@@ -178,3 +178,33 @@ def test_a_time_budget_with_sampling_is_an_estimate_not_a_failure(project_copy):
     assert report["status"] == "complete"
     assert report["mutation"]["stopped_by_budget"]
     assert report["mutation"]["estimate"]["sampled"] == 2
+
+
+def test_the_time_budget_covers_the_probes_and_the_report_says_which_stages_it_cut(
+    project_copy,
+):
+    # The baseline alone uses up a one-second budget: each worker still gets one
+    # mutant, and the probes are not started at all.
+    root = project_copy("shop")
+    out = root.parent / "budget.json"
+    result = run_audit("tests_shallow", "--time-budget", "1s", "--json", str(out), cwd=root)
+    assert result.returncode == 4, result.stderr
+    report = json.loads(out.read_text())
+    assert report["status"] == "incomplete"
+    assert report["cut_by_budget"] == ["mutate", "probe"]
+    assert report["probes"]["stopped_by_budget"]
+    assert report["probes"]["functions"] == []
+    assert "gate: FAIL" in result.stdout
+    assert "the time budget stopped: mutate, probe" in " ".join(result.stdout.split())
+
+
+def test_a_ci_log_gets_a_plain_line_per_stage(project_copy):
+    # stderr is a pipe here, as in CI: no progress bars, no control characters.
+    root = project_copy("shop")
+    result = run_audit("tests_shallow", "--no-probes", "--json", str(root / "r.json"), cwd=root)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert all(line.startswith("audit: ") and line.isprintable() for line in lines)
+    for stage in ("discover", "baseline", "smells", "mutate", "gate"):
+        assert f"audit: {stage} started" in lines
+        assert any(line.startswith(f"audit: {stage} finished in ") for line in lines)

@@ -24,6 +24,7 @@ import socket
 import tarfile
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,7 +175,13 @@ class DaskPool:
         self.archive = self.client.scatter(packed, broadcast=True, hash=False)
         return max(1, sum(self.client.nthreads().values()))
 
-    def run(self, jobs: Iterable[Job], on_result: Callable[[JobResult], None]) -> None:
+    def run(
+        self,
+        jobs: Iterable[Job],
+        on_result: Callable[[JobResult], None],
+        stop_at: float | None = None,
+    ) -> None:
+        from distributed import TimeoutError as BatchTimeout
         from distributed import as_completed
 
         root = os.path.realpath(self.root)
@@ -197,19 +204,27 @@ class DaskPool:
             )
             futures[future] = batch
         seen: set[str] = set()
-        for future in as_completed(futures):
-            batch = futures[future]
-            try:
-                results = [read_result(item) for item in future.result()]
-            except Exception as exc:  # the batch failed on every worker it was tried on
-                detail = f"the Dask batch failed: {type(exc).__name__}: {exc}"[:300]
-                results = [
-                    JobResult(id=job.id, status="RuntimeError", detail=detail) for job in batch
-                ]
-            for result in results:
-                if result.id not in seen:
-                    seen.add(result.id)
-                    on_result(result)
+        wait = None if stop_at is None else max(0.0, stop_at - time.monotonic())
+        try:
+            for future in as_completed(futures, timeout=wait):
+                self._take(future, futures[future], seen, on_result)
+        except BatchTimeout:  # the time budget: batches still out give no results
+            self.client.cancel(list(futures))
+
+    @staticmethod
+    def _take(
+        future: Any, batch: list[Job], seen: set[str], on_result: Callable[[JobResult], None]
+    ) -> None:
+        """One finished batch's results; a mutant's result is taken once, by id."""
+        try:
+            results = [read_result(item) for item in future.result()]
+        except Exception as exc:  # the batch failed on every worker it was tried on
+            detail = f"the Dask batch failed: {type(exc).__name__}: {exc}"[:300]
+            results = [JobResult(id=job.id, status="RuntimeError", detail=detail) for job in batch]
+        for result in results:
+            if result.id not in seen:
+                seen.add(result.id)
+                on_result(result)
 
     def close(self) -> None:
         if self.client is not None:

@@ -133,7 +133,14 @@ class RunnerPool:
         if not self.runners:
             self.runners = [self._start(n) for n in range(self.jobs)]
 
-    def run(self, jobs: Iterable[Job], on_result: Callable[[JobResult], None]) -> None:
+    def run(
+        self,
+        jobs: Iterable[Job],
+        on_result: Callable[[JobResult], None],
+        stop_at: float | None = None,
+    ) -> None:
+        """`stop_at` (`time.monotonic()`): stop waiting then; the jobs still running get
+        no result (the caller closes the pool, which kills them)."""
         pending = _Lookahead(iter(jobs))
         if not pending:
             return
@@ -143,6 +150,8 @@ class RunnerPool:
             selector.register(runner.process.stdout, selectors.EVENT_READ, runner)
         try:
             while pending or any(runner.jobs for runner in self.runners):
+                if stop_at is not None and time.monotonic() >= stop_at:
+                    return
                 for runner in self.runners:
                     while runner.ready and len(runner.jobs) < _QUEUED_PER_RUNNER and pending:
                         job = pending.popleft()

@@ -41,6 +41,9 @@ from mutators.registry import UnknownFamily, operators
 
 Progress = Callable[[int, int | None, str], None]
 
+BUDGET_GRACE_SECONDS = 10.0
+"""How long mutants already running may finish once the time budget is used up."""
+
 
 def module_name(path: Path, source_roots: tuple[Path, ...]) -> str:
     for root in source_roots:
@@ -291,15 +294,17 @@ def run_mutation(
     progress: Progress,
     only: set[str] | None = None,
     pool: RunnerPool | DaskPool | None = None,
+    deadline: float | None = None,
 ) -> MutationSection:
     """`only`: run just the mutants with these ids (escalation re-measures survivors).
-    `pool`: workers from `mutation_pool`, already starting; by default, new ones."""
+    `pool`: workers from `mutation_pool`, already starting; by default, new ones.
+    `deadline` (`time.monotonic()`): when the run's time budget runs out."""
     cache = ResultCache(project.root)
     try:
         if pool is not None:
-            return _mutate(project, config, baseline, progress, only, cache, pool)
+            return _mutate(project, config, baseline, progress, only, cache, pool, deadline)
         with mutation_pool(project, config, baseline) as own_pool:
-            return _mutate(project, config, baseline, progress, only, cache, own_pool)
+            return _mutate(project, config, baseline, progress, only, cache, own_pool, deadline)
     finally:
         cache.close()
 
@@ -312,9 +317,9 @@ def _mutate(
     only: set[str] | None,
     cache: ResultCache,
     pool: RunnerPool | DaskPool,
+    deadline: float | None,
 ) -> MutationSection:
     started = time.perf_counter()
-    deadline = time.monotonic() + config.time_budget if config.time_budget else None
     planner = planner_for(project, config, baseline, cache)
     planned = plan(planner, project.source_files)
     in_scope, scope = _select_scope(project, config, planned)
@@ -381,7 +386,11 @@ def _mutate(
         jobs = pool.connect()
     interrupted = False
     try:
-        pool.run((_job(m, module_names[m.abs_path]) for m in within_budget(order)), on_result)
+        pool.run(
+            (_job(m, module_names[m.abs_path]) for m in within_budget(order)),
+            on_result,
+            stop_at=None if deadline is None else deadline + BUDGET_GRACE_SECONDS,
+        )
         pool.close()
         # Survivors whose subprocesses the hook could not reach get a copy of the project.
         second_chance = [m for m in in_process if m.id in undecided]

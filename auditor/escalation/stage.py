@@ -42,6 +42,9 @@ from auditor.report import (
 Progress = Callable[[int, int | None, str], None]
 
 
+TIME_BUDGET_USED_UP = "the run's time budget was used up"
+
+
 def api_key(config: EscalationConfig) -> str | None:
     return os.environ.get(config.api_key_env) or None
 
@@ -53,6 +56,14 @@ class Budget:
     config: EscalationConfig
     usage: ModelUsage
     exhausted: str = ""
+    deadline: float | None = None
+    """When the run's time budget runs out (`time.monotonic()`)."""
+
+    def out_of_time(self) -> bool:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.exhausted = TIME_BUDGET_USED_UP
+            return True
+        return False
 
     def price(self, model: str, prompt: int, completion: int) -> float | None:
         if model not in self.config.prices:
@@ -62,6 +73,8 @@ class Budget:
 
     def allows_request(self) -> bool:
         config, usage = self.config, self.usage
+        if self.out_of_time():
+            return False
         if usage.requests >= config.max_requests:
             self.exhausted = f"max_requests ({config.max_requests}) reached"
         elif usage.prompt_tokens + usage.completion_tokens >= config.max_tokens:
@@ -159,7 +172,7 @@ class Escalation:
         return reply
 
     def _prove(self, candidates: list[Candidate], targets: set[str]) -> None:
-        if candidates:
+        if candidates and not self.budget.out_of_time():
             proof = prove(
                 self.project, self.config, self.report.baseline, candidates, targets, self.progress
             )
@@ -222,12 +235,19 @@ class Escalation:
 
 
 def run_escalation(
-    project: Project, config: AuditConfig, report: Report, progress: Progress
+    project: Project,
+    config: AuditConfig,
+    report: Report,
+    progress: Progress,
+    deadline: float | None = None,
 ) -> EscalationSection:
+    """`deadline` (`time.monotonic()`): when the run's time budget runs out; no request
+    is sent and no candidate proved after it."""
     started = time.perf_counter()
     settings = config.escalation
     assert report.mutation is not None
     escalation = Escalation(project, config, report, progress)
+    escalation.budget.deadline = deadline
     weak = weak_modules(
         report.baseline, report.smells, report.mutation, report.probes, settings.weak_below
     )

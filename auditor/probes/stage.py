@@ -145,7 +145,10 @@ def run_probes(
     mutation: MutationSection | None,
     isolation: Isolation,
     progress: Progress,
+    deadline: float | None = None,
 ) -> ProbesSection:
+    """`deadline` (`time.monotonic()`): when the run's time budget runs out; probes
+    still running then are stopped, and what came in is kept."""
     started = time.perf_counter()
     functions: list[FunctionProbe] = []
     probed: dict[str, TargetSpec] = {}
@@ -165,8 +168,8 @@ def run_probes(
     survivors, witnesses = (
         _survivors(project, config, baseline, mutation, probed) if mutation else ([], [])
     )
-    results, interrupted = _run_child(
-        project, config, isolation, list(probed.values()), survivors, progress
+    results, interrupted, out_of_time = _run_child(
+        project, config, isolation, list(probed.values()), survivors, progress, deadline
     )
     findings: list[ProbeFinding] = []
     for result in results:
@@ -188,6 +191,7 @@ def run_probes(
         max_examples=config.probe_examples,
         duration=round(time.perf_counter() - started, 3),
         interrupted=interrupted,
+        stopped_by_budget=out_of_time,
     )
 
 
@@ -219,11 +223,15 @@ def _run_child(
     targets: list[TargetSpec],
     survivors: list[SurvivorSpec],
     progress: Progress,
-) -> tuple[list[FunctionResult | WitnessResult], bool]:
-    """Start one probe process per share of the work, all under the sandbox."""
+    budget_deadline: float | None,
+) -> tuple[list[FunctionResult | WitnessResult], bool, bool]:
+    """Start one probe process per share of the work, all under the sandbox. Returns the
+    results, whether Ctrl-C stopped them and whether the time budget did."""
     total = len(targets) + len(survivors)
     if not total:
-        return [], False
+        return [], False, False
+    if budget_deadline is not None and time.monotonic() >= budget_deadline:
+        return [], False, True
     jobs = config.workers
     with tempfile.TemporaryDirectory(prefix="audit-probes-") as scratch:
         running = []
@@ -267,10 +275,13 @@ def _run_child(
             running.append((process, home))
         deadline = time.monotonic() + total * (config.probe_time_budget + 1) + 60
         done = 0
-        interrupted = False
+        interrupted = out_of_time = False
         try:
             while any(process.poll() is None for process, _ in running):
                 if time.monotonic() > deadline:
+                    break
+                if budget_deadline is not None and time.monotonic() >= budget_deadline:
+                    out_of_time = True
                     break
                 time.sleep(0.1)
                 lines = sum(_count_lines(home / "results.jsonl") for _, home in running)
@@ -290,10 +301,10 @@ def _run_child(
         for process, home in running:
             results += _read_results(
                 home / "results.jsonl",
-                0 if interrupted else process.returncode,
+                0 if interrupted or out_of_time else process.returncode,
                 home / "output.log",
             )
-        return results, interrupted
+        return results, interrupted, out_of_time
 
 
 def _count_lines(path: Path) -> int:

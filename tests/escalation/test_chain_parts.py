@@ -166,3 +166,15 @@ def test_budget_counts_failed_requests_against_max_requests():
     budget.record("m", None)
     assert (budget.usage.requests, budget.usage.failed_requests) == (1, 1)
     assert not budget.allows_request() and budget.exhausted == "max_requests (1) reached"
+
+
+def test_budget_sends_no_request_once_the_runs_time_budget_is_used_up():
+    import time
+
+    from auditor.config import EscalationConfig
+    from auditor.escalation.stage import TIME_BUDGET_USED_UP, Budget
+    from auditor.report import ModelUsage
+
+    budget = Budget(EscalationConfig(), ModelUsage(), deadline=time.monotonic() - 1)
+    assert not budget.allows_request()
+    assert budget.exhausted == TIME_BUDGET_USED_UP

@@ -1,0 +1,47 @@
+"""What the audit prints while it runs when its stderr is a log, not a terminal."""
+
+import io
+
+from auditor.progress import PlainProgress
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_stage_prints_a_line_when_it_starts_and_when_it_finishes():
+    out, clock = io.StringIO(), FakeClock()
+    progress = PlainProgress(out, clock=clock)
+    progress.start("baseline")
+    clock.now += 75
+    progress.finish("baseline", "140 passed, 0 excluded")
+    assert out.getvalue().splitlines() == [
+        "audit: baseline started",
+        "audit: baseline finished in 1m15s: 140 passed, 0 excluded",
+    ]
+
+
+def test_progress_in_between_is_printed_every_thirty_seconds_with_rate_and_time_left():
+    out, clock = io.StringIO(), FakeClock()
+    progress = PlainProgress(out, clock=clock)
+    progress.start("mutate", 1000)
+    progress.update(100, 1000, "killed 100")  # from the cache, at once
+    for _ in range(5):
+        clock.now += 10
+        progress.update(progress._done + 100, 1000, "killed 150")
+    lines = out.getvalue().splitlines()[1:]
+    assert lines == ["audit: mutate: 400/1000, 10.0/s, about 1m00s left, killed 150"]
+
+
+def test_progress_lines_hold_no_control_characters():
+    out, clock = io.StringIO(), FakeClock()
+    progress = PlainProgress(out, clock=clock)
+    progress.start("mutate", 10)
+    clock.now += 31
+    progress.update(5, 10, "killed 5")
+    progress.finish("mutate", "10 mutants")
+    assert all(ch == "\n" or ch.isprintable() for ch in out.getvalue())
