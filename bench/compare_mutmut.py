@@ -1,27 +1,32 @@
-"""Benchmark: audit's mutation engine against mutmut on the same real project, same run.
+"""Benchmark: audit against mutmut on the same real project, same run, default settings.
 
-    python bench/compare_mutmut.py toolz          # or: tabulate, all
-    python bench/compare_mutmut.py toolz --tools audit
+    python bench/compare_mutmut.py all            # toolz, tabulate, python-slugify, humanize
+    python bench/compare_mutmut.py toolz --tools audit --variants default,no-probes
 
-Downloads the project's sdist from PyPI (its tests ship in it), unpacks one copy per tool,
-runs each with 2 workers from the same virtualenv (`--venv`, made on first use with only
-this checkout of audit, editable, mutmut 3.8.1 and what the project's tests need: what a
-developer's own environment holds besides, such as pytest plugins every test process
-would load, stays out of the figures), and prints for each: mutants, status counts,
-score, wall time, mutants per second and peak memory of the whole process tree, sampled
-from /proc every 50 ms: RSS summed over processes (pages shared after fork counted once
-per process) and PSS (shared pages split between the processes sharing them). audit runs
-in each of `--variants` (see AUDIT_VARIANTS); `function-bodies` leaves out import-time
-mutants (`--no-module-level`): the set mutmut mutates (function bodies only).
+Downloads the project's sdist from PyPI (its tests ship in it), unpacks one copy per run,
+runs each tool with 2 workers from the same virtualenv (`--venv`, made on first use with
+only this checkout of audit, editable, mutmut 3.8.1 and what the project's tests need:
+what a developer's own environment holds besides, such as pytest plugins every test
+process would load, stays out of the figures), and prints for each: mutants, status
+counts, score, wall time, mutants per second and peak memory of the whole process tree,
+sampled from /proc every 50 ms: RSS summed over processes (pages shared after fork
+counted once per process) and PSS (shared pages split between the processes sharing
+them), the stage times and audit's overhead per mutant beyond the tests' own time.
+
+The headline row is `audit TESTS` exactly as the README tells a user (probes included);
+`stripped` runs the same on the project's suite with its assertions removed
+(strip_assertions.py: almost every mutant survives). Other `--variants` are extra rows.
 
 Setup notes, as measured here with mutmut 3.8.1:
 - toolz 1.2.0: mutmut only runs when `toolz/curried/*` and `toolz/__init__.py` are left
-  unmutated (its injected names break two tests); both tools skip them. The tests live
-  in `toolz/tests/`, which mutmut must be told not to mutate (audit never mutates tests).
-- mutmut runs the tests from a copy under `mutants/`: `*.egg-info` and sibling packages
-  (toolz's `tlz`) must be in its `also_copy`, or version checks and imports fail and its
-  run stops.
-- tabulate 0.10.0: mutates `tabulate/__init__.py`, tests in `test/`.
+  unmutated (its injected names break two tests); both tools skip them (audit through
+  `[tool.audit] src`, the only project where the bench configures audit at all). The
+  tests live in `toolz/tests/`, which mutmut must be told not to mutate.
+- mutmut runs the tests from a copy under `mutants/`: `*.egg-info`, sibling packages
+  (toolz's `tlz`) and whatever else the tests read (humanize's `scripts/`) must be in its
+  `also_copy`, or its run stops.
+- tabulate 0.10.0: `tabulate/__init__.py`, tests in `test/`. python-slugify 9.2.0: tests
+  in `tests/`, three of which run `python -m slugify`. humanize 4.17.0: `src/` layout.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from strip_assertions import strip_tree
 
 PROJECTS = {
     "toolz": {
@@ -69,6 +76,8 @@ PROJECTS = {
         "do_not_mutate": [],
         "mutmut_also_skip": [],
         "test_requires": ["freezegun", "pytest-benchmark"],
+        # its translation tests run scripts/update-translations.sh from the project
+        "mutmut_also_copy": ["scripts"],
     },
 }
 
@@ -182,7 +191,8 @@ def bench_python(venv: Path, projects: list[str]) -> str:
 
 def fetch(name: str, workdir: Path) -> Path:
     spec = PROJECTS[name]
-    archive = workdir / f"{name}-{spec['version']}.tar.gz"
+    # sdists are named after the normalized project name (python_slugify-9.2.0.tar.gz)
+    archive = workdir / f"{name.replace('-', '_')}-{spec['version']}.tar.gz"
     if not archive.exists():
         subprocess.run(
             [
@@ -215,48 +225,47 @@ def unpack(archive: Path, target: Path) -> Path:
 
 AUDIT_VARIANTS = {
     "default": [],
-    "function-bodies": ["--no-module-level"],
-    "in-process": ["--no-module-level", "--no-copy-path"],
+    "stripped": [],
+    "no-probes": ["--no-probes"],
+    "function-bodies": ["--no-probes", "--no-module-level"],
+    "in-process": ["--no-probes", "--no-module-level", "--no-copy-path"],
 }
-"""default: everything; function-bodies: the code mutmut mutates; in-process: that, without
-the copy path for code only tests' Python subprocesses reach (no fresh pytest per mutant)."""
+"""default: `audit TESTS` as the README tells a user, probes included (the headline);
+stripped: the same on the project's suite with its assertions removed
+(strip_assertions.py); the others are extra rows: without probes, without import-time
+mutants (the code mutmut mutates), and without the copy-path fallback too."""
 
 
-def run_audit(name: str, root: Path, jobs: int, flags: list[str], python: str) -> Measurement:
+def run_audit(name: str, root: Path, jobs: int, variant: str, python: str) -> Measurement:
     spec = PROJECTS[name]
     report = root / "audit-report.json"
-    src = [
-        str(p)
-        for p in sorted((root / spec["package"]).rglob("*.py"))
-        if not any(
-            p.match(pattern) or p.relative_to(root).match(pattern)
-            for pattern in spec["do_not_mutate"]
-        )
-        and spec["tests"] not in p.relative_to(root).as_posix()
-    ]
-    command = [
-        python,
-        "-m",
-        "auditor",
-        spec["tests"],
-        "--json",
-        str(report),
-        "-q",
-        "--jobs",
-        str(jobs),
-        "--no-probes",  # not the engine (mutmut has none): bench/probes.py measures them
-    ]
-    command += flags
-    pyproject = root / "pyproject.toml"
-    original = pyproject.read_text() if pyproject.exists() else ""
-    # The source files to mutate, as [tool.audit] src; mutmut gets the same list.
-    relative_src = [Path(p).relative_to(root).as_posix() for p in src]
-    pyproject.write_text(original + "\n[tool.audit]\nsrc = " + json.dumps(relative_src) + "\n")
+    flags = AUDIT_VARIANTS[variant]
+    if variant == "stripped":
+        removed = strip_tree(root / spec["tests"])
+        print(f"{name}: stripped {removed} assertions from {spec['tests']}", file=sys.stderr)
+    command = [python, "-m", "auditor", spec["tests"], "--json", str(report), "-q"]
+    command += ["--jobs", str(jobs), *flags]
+    if spec["do_not_mutate"]:
+        # Only where mutmut cannot run on some files: both tools leave them out.
+        src = [
+            p.relative_to(root).as_posix()
+            for p in sorted((root / spec["package"]).rglob("*.py"))
+            if not any(
+                p.match(pattern) or p.relative_to(root).match(pattern)
+                for pattern in spec["do_not_mutate"]
+            )
+            and spec["tests"] not in p.relative_to(root).as_posix()
+        ]
+        pyproject = root / "pyproject.toml"
+        original = pyproject.read_text() if pyproject.exists() else ""
+        pyproject.write_text(original + "\n[tool.audit]\nsrc = " + json.dumps(src) + "\n")
     wall, rss, pss = run_measured(command, root)
-    data = json.loads(report.read_text())["mutation"]
+    full = json.loads(report.read_text())
+    data = full["mutation"]
     counts = data["scores"]["counts"]
     counts = {key: value for key, value in counts.items() if key != "ignored"}
-    label = " ".join(["audit", *flags])
+    label = f"audit {variant}" + (f" ({' '.join(flags)})" if flags else "")
+    timings = full["timings"]
     return Measurement(
         label,
         counts,
@@ -264,9 +273,11 @@ def run_audit(name: str, root: Path, jobs: int, flags: list[str], python: str) -
         rss,
         pss,
         note=(
-            f"{data['mutants_per_second']} mutants/s in the mutation stage; overhead beyond "
-            f"the tests' own time {data.get('overhead_ms')} ms per mutant "
-            f"(median {data.get('child_overhead_ms')} ms in a mutant's child)"
+            f"mutation stage {timings.get('mutate', 0):.1f} s ({data['mutants_per_second']} "
+            f"mutants/s), baseline {timings.get('baseline', 0):.1f} s, probes "
+            f"{timings.get('probe', 0):.1f} s; overhead beyond the tests' own time "
+            f"{data.get('overhead_ms')} ms per mutant (mean over the stage), median "
+            f"{data.get('child_overhead_ms')} ms in a mutant's child; paths {data['paths']}"
         ),
     )
 
@@ -288,6 +299,7 @@ def run_mutmut(name: str, root: Path, jobs: int, python: str) -> Measurement:
     extra = sorted(p.name for p in root.glob("*.egg-info")) + sorted(
         name for name in siblings if name != spec["package"]
     )
+    extra += spec.get("mutmut_also_copy", [])
     config.append("also_copy = " + json.dumps(extra))
     pyproject = root / "pyproject.toml"
     pyproject.write_text(pyproject.read_text() + "\n".join(config) + "\n")
@@ -344,6 +356,11 @@ def print_table(name: str, rows: list[Measurement]) -> None:
                 f"{100 * row.peak_rss_mb / baseline.peak_rss_mb:.0f}% of its peak RSS, "
                 f"{100 * row.peak_pss_mb / baseline.peak_pss_mb:.0f}% of its peak PSS"
             )
+    default = next((r for r in rows if r.tool == "audit default"), None)
+    stripped = next((r for r in rows if r.tool == "audit stripped"), None)
+    if default and stripped:
+        ratio = stripped.wall / default.wall
+        print(f"assertions stripped: {ratio:.2f}x the real suite's wall time")
     for row in rows:
         if row.note:
             print(f"{row.tool}: {row.note}")
@@ -358,7 +375,7 @@ def main() -> None:
     parser.add_argument("--tools", default="audit,mutmut", help="comma-separated: audit,mutmut")
     parser.add_argument(
         "--variants",
-        default=",".join(AUDIT_VARIANTS),
+        default="default,stripped",
         help=f"comma-separated audit variants: {', '.join(AUDIT_VARIANTS)}",
     )
     args = parser.parse_args()
@@ -372,7 +389,7 @@ def main() -> None:
         variants = args.variants.split(",") if "audit" in tools else []
         for variant in variants:
             root = unpack(archive, args.workdir / f"{name}-audit-{variant}")
-            rows.append(run_audit(name, root, args.jobs, AUDIT_VARIANTS[variant], python))
+            rows.append(run_audit(name, root, args.jobs, variant, python))
         if "mutmut" in tools:
             root = unpack(archive, args.workdir / f"{name}-mutmut")
             rows.append(run_mutmut(name, root, args.jobs, python))
