@@ -127,6 +127,17 @@ def test_code_only_a_python_m_subprocess_runs_survives_when_its_test_checks_noth
     assert mutant["covered_by"] == ["tests/test_commands.py::test_whisper_runs"]
 
 
+def test_a_test_reaching_code_in_process_and_in_its_subprocess_gets_the_mutant_in_both(
+    spawner,
+):
+    _, mutants, _ = spawner
+    mutant = mutants["spawner/echo.py::echo::extreme.body@1:4#0"]
+    assert (mutant["status"], mutant["path"]) == ("Killed", "swap")
+    assert mutant["killed_by"] == [
+        "tests/test_commands.py::test_echo_in_process_then_through_its_command"
+    ]
+
+
 def test_code_a_subprocess_with_a_cleared_environment_runs_falls_back_to_a_copy(spawner):
     _, mutants, _ = spawner
     mutant = mutants["spawner/hidden.py::hide::extreme.body@1:4#0"]

@@ -60,9 +60,11 @@ class PlannedMutant:
     the site to it when the job is sent."""
     cache_key: str = ""
     subprocess_tests: list[str] = field(default_factory=list)
-    """Tests whose Python subprocesses also run the mutated code: if the mutant survives
-    the in-process tests, its child runs these, serving the mutant to their
-    subprocesses."""
+    """Tests only whose Python subprocesses run the mutated code: if the mutant survives
+    the in-process tests, its child runs these too."""
+    subprocess_reach: list[str] = field(default_factory=list)
+    """Every test whose Python subprocesses run the mutated code (some may reach it in
+    process too): the child serves the mutant to all its tests' subprocesses."""
 
     @property
     def runnable(self) -> bool:
@@ -303,15 +305,17 @@ class Planner:
                     self.shared_sources,
                 )
                 continue
-            also_run = self._tests_of(in_subprocess - tests)
-            mutant.subprocess_tests = also_run.ordered
+            only_there = self._tests_of(in_subprocess - tests)
+            mutant.subprocess_tests = only_there.ordered
+            reach = self._tests_of(in_subprocess)
+            mutant.subprocess_reach = reach.ordered
             if not tests and not in_subprocess:
                 mutant.status, mutant.path = "NoCoverage", "none"
                 mutant.status_reason = "no passing test runs this line"
                 continue
             tests_run = self._tests_of(tests)
             mutant.tests = tests_run.ordered
-            duration = tests_run.duration + also_run.duration
+            duration = tests_run.duration + only_there.duration
             mutant.timeout = duration * self.policy.factor + self.policy.constant
             try:
                 key_of_code = self._choose_path(mutant, site, at_import, swaps, mutated, seen)
@@ -335,7 +339,7 @@ class Planner:
                 site.replacement,
                 key_of_code if mutant.path == "swap" else source,
                 tests_run.contents,
-                also_run.contents,
+                reach.contents,
                 self.shared_sources,
             )
         swaps.save()

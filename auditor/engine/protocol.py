@@ -46,7 +46,9 @@ class Job:
     module_source: str = ""
     """The mutated file: re-executed on the module path, served to subprocesses."""
     subprocess_tests: list[str] = field(default_factory=list)
-    """Run after `tests`, with the mutant served to the Python processes they start."""
+    """Run after `tests`: only their Python subprocesses run the mutated code."""
+    serve_subprocesses: bool = False
+    """Serve the mutant (`module_source`) to every Python process the tests start."""
 
     @staticmethod
     def encode_code(code: bytes) -> str:
@@ -72,8 +74,8 @@ class JobResult:
     on_copy: bool = False
     """The verdict came from a run on a copy of the project (the copy path)."""
     subprocess_unreached: bool = False
-    """Survived, and no Python subprocess of its subprocess tests imported the mutated
-    file through the hook (a script run by path, say): the copy path decides."""
+    """Survived, and no Python subprocess of its tests got the mutated file from the
+    hook (one that reads the file itself, say): the copy path decides."""
 
 
 @dataclass

@@ -175,9 +175,9 @@ class RunnerPlugin:
         served = self.served_mutant(child)
         everything = items + spawning
         try:
+            if job.serve_subprocesses:
+                served.offer(job.file, job.module_source)
             for position, item in enumerate(everything):
-                if position == len(items):
-                    served.offer(job.file, job.module_source)
                 tell({"start": item.nodeid})
                 following = everything[position + 1] if position + 1 < len(everything) else None
                 self.failed_in_child = self.failed_by_check = False
@@ -187,7 +187,7 @@ class RunnerPlugin:
                     kind = "assertion" if self.failed_by_check else "error"
                     tell({"killed_by": item.nodeid, "kill_kind": kind, "tests": tests_seconds})
                     os._exit(0)
-            unreached = bool(spawning) and not served.applied.exists()
+            unreached = job.serve_subprocesses and not served.applied.exists()
             tell({"survived": len(everything), "tests": tests_seconds, "unreached": unreached})
         except BaseException as exc:
             tell({"error": f"{type(exc).__name__}: {exc}"[:300]})

@@ -100,9 +100,10 @@ def _job(mutant: PlannedMutant, module_name: str) -> Job:
         if mutant.function_code
         else "",
         module_source=mutant.site.apply(mutant.source)
-        if mutant.path != "swap" or mutant.subprocess_tests
+        if mutant.path != "swap" or mutant.subprocess_reach
         else "",
         subprocess_tests=mutant.subprocess_tests,
+        serve_subprocesses=bool(mutant.subprocess_reach),
     )
 
 
@@ -176,7 +177,7 @@ def _to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) ->
         status=status,
         status_reason=mutant.status_reason or (result.detail if result else ""),
         path=("copy" if result and result.on_copy else mutant.path) if mutant.runnable else "none",
-        covered_by=sorted({*mutant.tests, *mutant.subprocess_tests}) if mutant.runnable else [],
+        covered_by=sorted({*mutant.tests, *mutant.subprocess_reach}) if mutant.runnable else [],
         killed_by=result.killed_by if result else [],
         kill_kind=result.kill_kind if result else "",
         duration=result.duration if result else 0.0,
@@ -397,7 +398,7 @@ def _mutate(
         for mutant in second_chance:
             tally[results.pop(mutant.id).status] -= 1
         work = [(m, m.tests) for m in to_run if m.path == "copy"]
-        work += [(m, m.subprocess_tests) for m in second_chance]
+        work += [(m, m.subprocess_reach) for m in second_chance]
         _run_on_copies(project, config, work, set(passing), jobs, on_result, deadline)
     except (KeyboardInterrupt, IncompleteRunError):
         # Ctrl-C: children stopped; every final verdict so far is kept (and cached).
