@@ -30,7 +30,7 @@ def run_tiny(root: Path, mutant_spec: Path | None) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "tiny"], cwd=root, env=env, capture_output=True, text=True
     )
-    assert done.returncode == 0, done.stderr
+    assert (done.returncode, done.stderr) == (0, "")
     return done.stdout
 
 
@@ -101,3 +101,18 @@ def test_an_exception_escaping_a_mutated_script_is_printed_and_exits_with_1(pack
     done = run_script(package, spec)
     assert done.returncode == 1
     assert "ValueError: mutant" in done.stderr
+
+
+def test_the_environments_own_sitecustomize_still_runs(package, tmp_path):
+    theirs = tmp_path / "their_site"
+    theirs.mkdir()
+    (theirs / "sitecustomize.py").write_text("import os\nos.environ['THEIRS'] = 'ran'\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("AUDIT_MUTANT", "PYTHONPATH")}
+    env["PYTHONPATH"] = os.pathsep.join([str(SUBPROCESS_SITE), str(theirs)])
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.environ.get('THEIRS'))"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert (done.stdout, done.stderr) == ("ran\n", "")

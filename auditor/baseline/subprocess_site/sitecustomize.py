@@ -146,8 +146,12 @@ _served = _serve_mutant()
 
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [path for path in sys.path if os.path.abspath(path or os.curdir) != _here]
-del sys.modules[__name__]
-with contextlib.suppress(ImportError):
+_this = sys.modules.pop(__name__)
+try:
     importlib.import_module("sitecustomize")
+except ImportError:
+    # None there: stay registered, or the import system's own bookkeeping for this
+    # module fails and the process prints "Error in sitecustomize" on its stderr.
+    sys.modules[__name__] = _this
 if _served is not None:
     _run_mutated_script(_served)
