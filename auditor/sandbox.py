@@ -40,6 +40,16 @@ def derandomize_hypothesis() -> None:
         sys.meta_path.insert(0, _AfterImport("hypothesis", _load_audit_profile))
 
 
+def benchmarks_run_once(config: Any) -> None:
+    """pytest-benchmark's fixture calls the function once instead of thousands of times
+    (as under `--benchmark-disable`): the test's checks still run, and a benchmark's
+    timing says nothing about what a test catches. Called after every plugin is
+    configured (its session is made in its own `pytest_configure`)."""
+    session = getattr(config, "_benchmarksession", None)
+    if session is not None:
+        session.disabled = True
+
+
 def _load_audit_profile() -> None:
     from hypothesis import core, settings
 

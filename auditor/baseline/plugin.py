@@ -22,7 +22,7 @@ from auditor.baseline import protocol
 from auditor.guard import Blocked
 from auditor.memory import resident_bytes
 from auditor.probes.observe import CallRecorder
-from auditor.sandbox import derandomize_hypothesis
+from auditor.sandbox import benchmarks_run_once, derandomize_hypothesis
 
 _SUBPROCESS_CONTEXT = "AUDIT_SUBPROCESS_CONTEXT"
 """Read by subprocess_site/sitecustomize.py in the Python processes a test starts."""
@@ -81,6 +81,9 @@ class BaselinePlugin:
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config: pytest.Config) -> None:
         derandomize_hypothesis()
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        benchmarks_run_once(session.config)
 
     # collection -------------------------------------------------------------
 

@@ -51,6 +51,11 @@ class RunnerPlugin:
 
         derandomize_hypothesis()
 
+    def pytest_sessionstart(self, session: Any) -> None:
+        from auditor.sandbox import benchmarks_run_once
+
+        benchmarks_run_once(session.config)
+
     def pytest_runtest_logreport(self, report: Any) -> None:
         # Subtests report their failures here, not in runtestprotocol's return value.
         if report.failed:
