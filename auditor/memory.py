@@ -34,3 +34,31 @@ def resident_bytes(pid: int) -> int:
             return int(statm.read().split()[1]) * _PAGE_SIZE
     except (OSError, IndexError, ValueError):
         return 0
+
+
+def address_space_bytes() -> int:
+    """This process's virtual memory size (what RLIMIT_AS limits)."""
+    with open("/proc/self/statm", "rb") as statm:
+        return int(statm.read().split()[0]) * _PAGE_SIZE
+
+
+MEMORY_POLL_SECONDS = 0.05
+"""How often a parent reads its child's resident memory while it waits for it."""
+
+
+class MemoryWatch:
+    """Stops a runaway child (a mutant's, a probe's) by the memory it grows, long before
+    its timeout: the limit is on growth over its parent's size at fork."""
+
+    def __init__(self, pid: int, parent_bytes: int, growth_limit_mb: int) -> None:
+        self.pid = pid
+        self.limit = parent_bytes + growth_limit_mb * 1024 * 1024
+        self.growth_limit_mb = growth_limit_mb
+        self.exceeded = False
+
+    def check(self) -> bool:
+        self.exceeded = resident_bytes(self.pid) > self.limit
+        return self.exceeded
+
+    def describe(self) -> str:
+        return f"grew more than {self.growth_limit_mb} MB beyond its parent (runaway memory)"

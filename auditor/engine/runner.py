@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from auditor.memory import resident_bytes
+from auditor.memory import MEMORY_POLL_SECONDS, MemoryWatch, resident_bytes
 
 _PYTEST_ARGS = ["-p", "no:cacheprovider", "-s", "--tb=no", "-q"]
 
@@ -248,30 +248,6 @@ class ServedMutant:
         os.environ["AUDIT_MUTANT"] = str(self.spec)
 
 
-_MEMORY_POLL_SECONDS = 0.05
-
-
-class MemoryWatch:
-    """Stops a runaway mutant by the memory it grows, long before its timeout.
-
-    The limit is on growth over the runner's own size at fork, and it is at least what
-    the whole baseline suite needed (`child_growth_limit_mb`), so the original code never
-    reaches it; a mutant that does is detected like a timeout."""
-
-    def __init__(self, pid: int, runner_bytes: int, growth_limit_mb: int) -> None:
-        self.pid = pid
-        self.limit = runner_bytes + growth_limit_mb * 1024 * 1024
-        self.growth_limit_mb = growth_limit_mb
-        self.exceeded = False
-
-    def check(self) -> bool:
-        self.exceeded = resident_bytes(self.pid) > self.limit
-        return self.exceeded
-
-    def describe(self) -> str:
-        return f"grew more than {self.growth_limit_mb} MB beyond the runner (runaway memory)"
-
-
 def _read_until(fd: int, timeout: float, watch: MemoryWatch) -> tuple[bytes, bool]:
     deadline = time.monotonic() + timeout
     chunks = []
@@ -279,7 +255,7 @@ def _read_until(fd: int, timeout: float, watch: MemoryWatch) -> tuple[bytes, boo
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return b"".join(chunks), True
-        ready, _, _ = select.select([fd], [], [], min(remaining, _MEMORY_POLL_SECONDS))
+        ready, _, _ = select.select([fd], [], [], min(remaining, MEMORY_POLL_SECONDS))
         if not ready:
             if watch.check():
                 return b"".join(chunks), False

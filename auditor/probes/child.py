@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from auditor.memory import address_space_bytes
 from auditor.probes.protocol import TargetSpec
 from auditor.report import FunctionProbe, ParamStrategy
 
@@ -38,7 +39,11 @@ def _run_forked(work: Callable[[], BaseModel], budget: float) -> tuple[str | Non
         code = 0
         try:
             os.setpgid(0, 0)
-            limit_resources(_memory_limit_mb, cpu_seconds=math.ceil(budget) + 2)
+            # An input that makes the code allocate without bound gets a MemoryError
+            # (an outcome like any other), not gigabytes: the address space may grow by
+            # the probes' allowance beyond the parent's.
+            allowed = address_space_bytes() // 2**20 + _growth_limit_mb
+            limit_resources(min(_memory_limit_mb, allowed), cpu_seconds=math.ceil(budget) + 2)
             data = work().model_dump_json().encode()
             view = memoryview(data)
             while view:
@@ -85,6 +90,7 @@ def _run_forked(work: Callable[[], BaseModel], budget: float) -> tuple[str | Non
 
 
 _memory_limit_mb = 1024
+_growth_limit_mb = 128
 
 
 def _stop_when_audit_dies() -> None:
@@ -101,11 +107,12 @@ def _stop_when_audit_dies() -> None:
 
 
 def main(spec_path: str) -> int:
-    global _memory_limit_mb
+    global _memory_limit_mb, _growth_limit_mb
     from auditor.probes.protocol import ProbeSpec
 
     spec = ProbeSpec.read(Path(spec_path))
     _memory_limit_mb = spec.memory_limit_mb
+    _growth_limit_mb = spec.growth_limit_mb
     from auditor.sandbox import limit_resources, quiet_bytecode
 
     limit_resources(spec.memory_limit_mb)

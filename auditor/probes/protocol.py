@@ -54,6 +54,8 @@ class ProbeSpec(BaseModel):
     allowed_roots: list[str]
     guard: bool
     memory_limit_mb: int
+    growth_limit_mb: int
+    """How far a forked probe's address space may grow beyond its parent's."""
     log_file: str
     results_file: str
     max_examples: int

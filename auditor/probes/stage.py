@@ -4,6 +4,7 @@ turn its results into the report's `probes` section."""
 from __future__ import annotations
 
 import base64
+import math
 import os
 import subprocess
 import sys
@@ -169,7 +170,14 @@ def run_probes(
         _survivors(project, config, baseline, mutation, probed) if mutation else ([], [])
     )
     results, interrupted, out_of_time = _run_child(
-        project, config, isolation, list(probed.values()), survivors, progress, deadline
+        project,
+        config,
+        isolation,
+        list(probed.values()),
+        survivors,
+        progress,
+        deadline,
+        baseline.memory_growth_mb,
     )
     findings: list[ProbeFinding] = []
     for result in results:
@@ -216,6 +224,19 @@ def _partition(
     return [share for share in shares if share[0] or share[1]]
 
 
+_MIN_PROBE_GROWTH_MB = 128
+
+
+def probe_growth_limit_mb(baseline_growth_mb: float, memory_limit_mb: int) -> int:
+    """How far one forked probe may grow: twice what the whole suite grew by in the
+    baseline, 128 MB at least (Hypothesis's own bookkeeping and the inputs it builds).
+    An input that makes the code under test grow past it (a huge repeat count, say)
+    gets a MemoryError there, not at the memory limit, so the probe stage never holds
+    gigabytes."""
+    wanted = max(_MIN_PROBE_GROWTH_MB, math.ceil(2 * baseline_growth_mb))
+    return min(memory_limit_mb, wanted)
+
+
 def _run_child(
     project: Project,
     config: AuditConfig,
@@ -224,6 +245,7 @@ def _run_child(
     survivors: list[SurvivorSpec],
     progress: Progress,
     budget_deadline: float | None,
+    baseline_growth_mb: float,
 ) -> tuple[list[FunctionResult | WitnessResult], bool, bool]:
     """Start one probe process per share of the work, all under the sandbox. Returns the
     results, whether Ctrl-C stopped them and whether the time budget did."""
@@ -247,6 +269,7 @@ def _run_child(
                 allowed_roots=[str(home), *config.allow_write],
                 guard=isolation.level != "none",
                 memory_limit_mb=config.memory_limit_mb,
+                growth_limit_mb=probe_growth_limit_mb(baseline_growth_mb, config.memory_limit_mb),
                 log_file=str(home / "output.log"),
                 results_file=str(results_file),
                 max_examples=config.probe_examples,

@@ -62,6 +62,7 @@ def _spec(examples: int = 40) -> ProbeSpec:
         allowed_roots=[],
         guard=False,
         memory_limit_mb=1024,
+        growth_limit_mb=128,
         log_file="",
         results_file="",
         max_examples=examples,
