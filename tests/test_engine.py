@@ -427,3 +427,17 @@ def test_a_test_reading_stdin_in_a_mutants_child_reads_nothing(tmp_path):
     statuses = {m.status for m in report.mutation.mutants if m.status != "Ignored"}
     assert len(report.mutation.mutants) >= 3
     assert statuses == {"Killed"}
+
+
+def test_verify_sample_rechecks_a_dropped_argument_that_takes_the_comma_before_it(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "pick"\nversion = "1"\n')
+    (tmp_path / "pick.py").write_text("def larger(a, b):\n    return max(\n        a,\n        b)\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_pick.py").write_text(
+        "from pick import larger\n\n\ndef test_larger():\n    assert larger(1, 2) == 2\n"
+    )
+    report = audit_json(tmp_path, "tests", tmp_path / "r.json", "--verify-sample", "100")
+    dropped = [m for m in report["mutation"]["mutants"] if m["original"].startswith(",")]
+    assert dropped, "the operators no longer drop a last argument with its comma"
+    verification = report["mutation"]["verification"]
+    assert verification["checked"] == verification["agreed"] > 0

@@ -417,7 +417,15 @@ def _mutate(
     executed = len(to_run)
     verification = None
     if config.verify_sample:
-        verification = verify_sample(project, config, baseline, mutants, config.verify_sample)
+        planned_by_id = {m.id: m for m in in_scope}
+        verification = verify_sample(
+            project,
+            config,
+            baseline,
+            mutants,
+            config.verify_sample,
+            lambda mutant_id: planned_by_id[mutant_id].site.apply(planned_by_id[mutant_id].source),
+        )
     sampled = config.sample is not None or (stopped_by_budget and config.time_budget is not None)
     return MutationSection(
         **scoring.derived_fields(mutants, passing),

@@ -8,21 +8,12 @@ Python subprocesses run make up to half the sample when there are any."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from auditor.config import AuditConfig
 from auditor.discovery import Project
 from auditor.engine.copies import run_in_copy, suite_paths
 from auditor.report import BaselineSection, Disagreement, Mutant, Verification
-
-
-def mutated_source(source: str, mutant: Mutant) -> str:
-    """The report's mutant applied to the current source (which must not have changed)."""
-    lines = source.splitlines(keepends=True)
-    start = sum(len(line) for line in lines[: mutant.line - 1]) + mutant.col
-    end = start + len(mutant.original)
-    if source[start:end] != mutant.original:
-        raise ValueError(f"{mutant.file} changed since the mutant was made")
-    return source[:start] + mutant.replacement + source[end:]
 
 
 def _spawning_tests(baseline: BaselineSection) -> set[str]:
@@ -50,8 +41,10 @@ def verify_sample(
     baseline: BaselineSection,
     mutants: list[Mutant],
     count: int,
+    mutated_source: Callable[[str], str],
     seed: int = 0,
 ) -> Verification:
+    """`mutated_source(mutant_id)`: the mutant's file with the mutant applied."""
     candidates = sorted(
         (m for m in mutants if m.status in ("Killed", "Survived")), key=lambda m: m.id
     )
@@ -59,12 +52,11 @@ def verify_sample(
     passing = {t.nodeid for t in baseline.tests if t.reliable}
     disagreements = []
     for mutant in sorted(sample, key=lambda m: m.id):
-        source = (project.root / mutant.file).read_text(encoding="utf-8")
         red = run_in_copy(
             project,
             config,
             mutant.file,
-            mutated_source(source, mutant),
+            mutated_source(mutant.id),
             suite_paths(project),
             passing,
         ).red
