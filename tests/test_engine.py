@@ -441,3 +441,28 @@ def test_verify_sample_rechecks_a_dropped_argument_that_takes_the_comma_before_i
     assert dropped, "the operators no longer drop a last argument with its comma"
     verification = report["mutation"]["verification"]
     assert verification["checked"] == verification["agreed"] > 0
+
+
+def test_import_time_values_are_checked_by_tests_that_never_run_their_file(tmp_path):
+    # RATES is read through `prices`, so no test runs a line of rates.py once it is
+    # imported: only the weak test of `describe` does.
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "shop"\nversion = "1"\n')
+    (tmp_path / "rates.py").write_text(
+        "RATES = {'tea': 2}\n\n\ndef describe():\n    return f'{len(RATES)} rates'\n"
+    )
+    (tmp_path / "prices.py").write_text(
+        "from rates import RATES\n\n\ndef price(item, count):\n    return RATES[item] * count\n"
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_shop.py").write_text(
+        "from prices import price\nfrom rates import describe\n\n\n"
+        "def test_describe_says_something():\n    assert describe()\n\n\n"
+        "def test_three_teas_cost_six():\n    assert price('tea', 3) == 6\n"
+    )
+    report = audit_json(tmp_path, "tests", tmp_path / "r.json")
+    mutant = next(
+        m for m in report["mutation"]["mutants"] if m["file"] == "rates.py" and m["line"] == 1
+        and m["replacement"] == "3"
+    )  # fmt: skip
+    assert (mutant["status"], mutant["path"]) == ("Killed", "module")
+    assert mutant["killed_by"] == ["tests/test_shop.py::test_three_teas_cost_six"]

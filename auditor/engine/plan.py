@@ -201,7 +201,7 @@ class Planner:
                     self.subprocess_tests_by_line[file][line].add(test.nodeid)
         self.import_lines = {f: set(lines) for f, lines in baseline.import_time_lines.items()}
         self.test_file_digests: dict[str, str] = {}
-        self.test_sets: dict[frozenset[str], _TestSet] = {}
+        self.test_sets: dict[tuple[frozenset[str], frozenset[str]], _TestSet] = {}
 
     def _test_digest(self, nodeid: str) -> str:
         file = nodeid.split("::", 1)[0]
@@ -239,12 +239,14 @@ class Planner:
 
         return sorted(tests, key=lambda nodeid: (duration_class(nodeid), nodeid))
 
-    def _tests_of(self, tests: set[str]) -> _TestSet:
+    def _tests_of(self, tests: set[str], first: Iterable[str] = frozenset()) -> _TestSet:
         """Mutants of the same lines share their tests (tabulate: 3,945 mutants, 226
-        sets of up to 264 tests): ordered, digested and timed once per set."""
-        key = frozenset(tests)
+        sets of up to 264 tests): ordered, digested and timed once per set. The tests in
+        `first` run before the others (each part fastest first)."""
+        front = frozenset(first) & frozenset(tests)
+        key = (frozenset(tests), front)
         if key not in self.test_sets:
-            ordered = self._ordered(key)
+            ordered = self._ordered(front) + self._ordered(key[0] - front)
             self.test_sets[key] = _TestSet(
                 ordered=ordered,
                 contents=_digest([(t, self._test_digest(t)) for t in sorted(ordered)]),
@@ -287,7 +289,13 @@ class Planner:
                 source=source,
             )
             planned.append(mutant)
-            tests = file_tests if at_import else set().union(*(by_line.get(n, ()) for n in lines))
+            if at_import:
+                # Import-time code makes values any test may read without running a line
+                # of this file (a table, a compiled pattern): every test runs, those that
+                # run the file first. Only a file no test imports has no covering test.
+                tests = set(self.durations) if import_lines or file_tests else set()
+            else:
+                tests = set().union(*(by_line.get(n, ()) for n in lines))
             in_subprocess = set().union(*(by_subprocess.get(n, ()) for n in lines))
             unmeasured = not file_tests and not file_subprocess_tests and self.unmeasured_spawning
             if unmeasured and self.copy_path:
@@ -313,7 +321,7 @@ class Planner:
                 mutant.status, mutant.path = "NoCoverage", "none"
                 mutant.status_reason = "no passing test runs this line"
                 continue
-            tests_run = self._tests_of(tests)
+            tests_run = self._tests_of(tests, first=file_tests if at_import else frozenset())
             mutant.tests = tests_run.ordered
             duration = tests_run.duration + only_there.duration
             mutant.timeout = duration * self.policy.factor + self.policy.constant
