@@ -431,7 +431,9 @@ def test_a_test_reading_stdin_in_a_mutants_child_reads_nothing(tmp_path):
 
 def test_verify_sample_rechecks_a_dropped_argument_that_takes_the_comma_before_it(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "pick"\nversion = "1"\n')
-    (tmp_path / "pick.py").write_text("def larger(a, b):\n    return max(\n        a,\n        b)\n")
+    (tmp_path / "pick.py").write_text(
+        "def larger(a, b):\n    return max(\n        a,\n        b)\n"
+    )
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_pick.py").write_text(
         "from pick import larger\n\n\ndef test_larger():\n    assert larger(1, 2) == 2\n"

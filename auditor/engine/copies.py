@@ -1,9 +1,9 @@
 """The copy path: a mutated file written into a temporary copy of the project, and
 tests run there in a fresh process under the guard.
 
-Verdict fidelity checks (`--verify-sample`) use it with the whole suite; mutants of code
-that tests only run in a subprocess (`python -m pkg`) use it with those tests, since the
-subprocess imports the code from disk, where no code-object swap can reach."""
+Verdict fidelity checks (`--verify-sample`) use it with the whole suite; it is also the
+fallback for code run by Python subprocesses that the import hook cannot reach (a
+cleared environment, a process that reads the file itself)."""
 
 from __future__ import annotations
 

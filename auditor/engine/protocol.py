@@ -35,7 +35,7 @@ class Job:
     id: str
     path: Literal["swap", "module", "subprocess"]
     """How the child applies the mutant in its own process; `subprocess`: not at all,
-    only the Python subprocesses of `subprocess_tests` get it."""
+    only the Python subprocesses of its tests get it (`serve_subprocesses`)."""
     file: str
     module_name: str
     tests: list[str]
