@@ -468,3 +468,27 @@ def test_import_time_values_are_checked_by_tests_that_never_run_their_file(tmp_p
     )  # fmt: skip
     assert (mutant["status"], mutant["path"]) == ("Killed", "module")
     assert mutant["killed_by"] == ["tests/test_shop.py::test_three_teas_cost_six"]
+
+
+def test_import_time_mutants_run_only_the_tests_that_can_read_what_they_bind(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "shop"\nversion = "1"\n')
+    (tmp_path / "rates.py").write_text("RATES = {'tea': 2}\nTAX = 3\n")
+    (tmp_path / "prices.py").write_text(
+        "from rates import RATES\n\n\ndef price(item, count):\n    return RATES[item] * count\n"
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_prices.py").write_text(
+        "from prices import price\n\n\ndef test_three_teas_cost_six():\n"
+        "    assert price('tea', 3) == 6\n"
+    )
+    (tmp_path / "tests" / "test_tax.py").write_text(
+        "from rates import TAX\n\n\ndef test_tax_is_three():\n    assert TAX == 3\n"
+    )
+    report = audit_json(tmp_path, "tests", tmp_path / "r.json")
+    by_line = {
+        m["line"]: m for m in report["mutation"]["mutants"]
+        if m["file"] == "rates.py" and m["status"] != "Ignored"
+    }  # fmt: skip
+    assert by_line[1]["covered_by"] == ["tests/test_prices.py::test_three_teas_cost_six"]
+    assert by_line[2]["covered_by"] == ["tests/test_tax.py::test_tax_is_three"]
+    assert {m["status"] for m in by_line.values()} == {"Killed"}

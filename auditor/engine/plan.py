@@ -31,6 +31,7 @@ import libcst as cst
 import mutators
 from auditor import __version__
 from auditor.engine.compiler import compile_module, find_function, fingerprint
+from auditor.engine.readers import Binding, ReadIndex
 from mutators.base import Operator
 from mutators.sites import Site, find_mutations
 
@@ -162,8 +163,11 @@ class Planner:
         module_level: bool = True,
         copy_path: bool = True,
         site_cache: SiteCache | None = None,
+        read_index: ReadIndex | None = None,
     ) -> None:
         self.root = root
+        self.read_index = read_index
+        """Who reads what import-time code binds; without it, every test does."""
         self.site_cache = site_cache
         self.plan_keys: set[str] = set()
         """The cache keys of the sites and compilations this planner used."""
@@ -200,6 +204,10 @@ class Planner:
                 for line in lines:
                     self.subprocess_tests_by_line[file][line].add(test.nodeid)
         self.import_lines = {f: set(lines) for f, lines in baseline.import_time_lines.items()}
+        self.tests_by_file: dict[str, set[str]] = defaultdict(set)
+        for test in passing:
+            self.tests_by_file[test.nodeid.split("::", 1)[0]].add(test.nodeid)
+        self.import_time_readers: dict[tuple[str, Binding], set[str]] = {}
         self.test_file_digests: dict[str, str] = {}
         self.test_sets: dict[tuple[frozenset[str], frozenset[str]], _TestSet] = {}
 
@@ -254,6 +262,32 @@ class Planner:
             )
         return self.test_sets[key]
 
+    def _import_time_readers(self, file: str, site: Site, file_tests: set[str]) -> set[str]:
+        """The tests that can read what an import-time mutant changes (`readers`); where
+        none can, one test, which fails if the mutant breaks the import."""
+        everyone = set(self.durations)
+        index = self.read_index
+        binding = index.binding_at(file, site.line, site.end_line) if index else None
+        if index is None or binding is None:
+            return everyone
+        key = (file, binding)
+        if key not in self.import_time_readers:
+            readers = index.readers(index.closure(binding.names))
+            if readers.every_test:
+                tests = everyone
+            else:
+                tests = set()
+                for reader_file, lines in [(file, binding.lines), *readers.function_lines.items()]:
+                    by_line = self.tests_by_line.get(reader_file, {})
+                    for line in lines:
+                        tests.update(by_line.get(line, ()))
+                for test_file in readers.test_files:
+                    tests.update(self.tests_by_file.get(test_file, ()))
+                if not tests:  # a mutant that breaks the import fails any test
+                    tests = set(self._ordered(file_tests or everyone)[:1])
+            self.import_time_readers[key] = tests
+        return self.import_time_readers[key]
+
     def plan_file(self, path: Path) -> list[PlannedMutant]:
         relative = path.relative_to(self.root).as_posix()
         source = path.read_text(encoding="utf-8")
@@ -290,10 +324,12 @@ class Planner:
             )
             planned.append(mutant)
             if at_import:
-                # Import-time code makes values any test may read without running a line
-                # of this file (a table, a compiled pattern): every test runs, those that
-                # run the file first. Only a file no test imports has no covering test.
-                tests = set(self.durations) if import_lines or file_tests else set()
+                # Import-time code makes values tests may read without running a line of
+                # this file (a table, a compiled pattern): the tests that can read what
+                # the statement binds run, those that run the file first. Only a file no
+                # test imports has no covering test.
+                imported = bool(import_lines or file_tests)
+                tests = self._import_time_readers(relative, site, file_tests) if imported else set()
             else:
                 tests = set().union(*(by_line.get(n, ()) for n in lines))
             in_subprocess = set().union(*(by_subprocess.get(n, ()) for n in lines))

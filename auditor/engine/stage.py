@@ -25,6 +25,7 @@ from auditor.engine.distributed import DaskPool
 from auditor.engine.executor import PoolSettings, RunnerPool
 from auditor.engine.plan import PlannedMutant, Planner, TimeoutPolicy, plan
 from auditor.engine.protocol import Job, JobResult
+from auditor.engine.readers import ReadIndex
 from auditor.engine.verify import verify_sample
 from auditor.errors import ConfigError, IncompleteRunError
 from auditor.isolation import choose
@@ -83,7 +84,22 @@ def planner_for(
         module_level=config.module_level,
         copy_path=config.copy_path,
         site_cache=site_cache,
+        read_index=read_index(project),
     )
+
+
+def read_index(project: Project) -> ReadIndex:
+    """Names bound and read across the code under test, the test files, and what the
+    tests import beside them (conftests, helpers: any test may read through those)."""
+    test_files = set(project.test_files)
+    support = {
+        path
+        for folder in project.test_paths
+        for path in (folder.rglob("*.py") if folder.is_dir() else ())
+        if path not in test_files
+    }
+    support.update(project.conftest_files)
+    return ReadIndex(project.root, project.source_files, sorted(test_files), sorted(support))
 
 
 def _job(mutant: PlannedMutant, module_name: str) -> Job:

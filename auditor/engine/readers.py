@@ -1,0 +1,317 @@
+"""Which tests can read what an import-time statement makes.
+
+A mutant of a module-level statement (a table, a compiled pattern, a class attribute, a
+default argument) changes a value, not a line that tests run: coverage cannot say which
+tests see it. What can read the value is code that names it: a function whose body
+mentions the name (its tests are those that run the function), a test file that mentions
+it, or another import-time statement computed from it (whose names are then followed in
+turn). Names are matched as words, across every module, so a value re-exported or read
+as an attribute (`self.RATE`, `special.TABLE`) is still found.
+
+Where the statement's effect escapes that analysis (a bare call at import time, a
+decorator that may register its function, `globals()` or `setattr`, a dunder that Python
+reads implicitly), `binding_at` answers None and every test runs."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+_COMPOUND = (ast.If, ast.Try, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)
+if hasattr(ast, "TryStar"):  # Python 3.11+
+    _COMPOUND += (ast.TryStar,)
+
+_DYNAMIC_CALLS = frozenset(
+    {"globals", "vars", "locals", "setattr", "delattr", "exec", "eval", "__import__"}
+)
+"""Calls that read or write a namespace by computed names."""
+
+_EXPLICIT_DUNDERS = frozenset(
+    {"__all__", "__version__", "__author__", "__license__", "__copyright__", "__title__"}
+)
+"""Dunders only code that names them reads; Python itself reads the others (`__eq__`,
+`__slots__`, `__init_subclass__`) where no name appears."""
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text))
+
+
+def _children(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """The statement lists a compound statement runs at the same level."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(statement, name, None)
+        if block:
+            yield block
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
+
+
+def _span(statement: ast.stmt) -> tuple[int, int]:
+    decorators = getattr(statement, "decorator_list", ())
+    first = min([statement.lineno, *(d.lineno for d in decorators)])
+    return first, statement.end_lineno or statement.lineno
+
+
+def _walk_import_time(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node of `node` that runs when its statement runs: not function bodies, not
+    the bodies of classes nested in it (those are statements of their own)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = current.args
+            stack += [*current.decorator_list, *args.defaults]
+            stack += [d for d in args.kw_defaults if d is not None]
+        elif isinstance(current, ast.Lambda):
+            stack += [*current.args.defaults, *(d for d in current.args.kw_defaults if d)]
+        elif isinstance(current, ast.ClassDef):
+            stack += [*current.decorator_list, *current.bases, *current.keywords]
+        else:
+            stack += list(ast.iter_child_nodes(current))
+
+
+def _stored_root(target: ast.expr) -> Iterator[str]:
+    """The names an assignment target changes: `T[k] = v` and `obj.attr = v` change T,
+    and obj and attr."""
+    while isinstance(target, (ast.Subscript, ast.Attribute, ast.Starred)):
+        if isinstance(target, ast.Attribute):
+            yield target.attr
+        target = target.value
+    if isinstance(target, ast.Name):
+        yield target.id
+
+
+def _binds(statement: ast.stmt) -> set[str]:
+    names: set[str] = set()
+    for node in _walk_import_time(statement):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update(
+                (alias.asname or alias.name).split(".")[0]
+                for alias in node.names
+                if alias.name != "*"
+            )
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(
+            node.ctx, (ast.Store, ast.Del)
+        ):
+            names.update(_stored_root(node))
+    return names
+
+
+def _mentions(nodes: Iterable[ast.AST]) -> set[str]:
+    names: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.update(_WORD.findall(node.value))  # getattr(obj, "NAME"), __all__
+    return names
+
+
+def _is_dynamic(statement: ast.stmt) -> bool:
+    """Whether the statement's effect may reach what no name says: a bare expression
+    (a registration, a configuration call), a deletion, a namespace written by name."""
+    if isinstance(statement, ast.Expr):
+        return not isinstance(statement.value, ast.Constant)
+    if isinstance(statement, (ast.Delete, ast.Global, ast.Nonlocal)):
+        return True
+    for node in _walk_import_time(statement):
+        if isinstance(node, ast.Call):
+            callee = node.func
+            name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", "")
+            if name in _DYNAMIC_CALLS:
+                return True
+        elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """A statement that runs at import time, in a module or a class body."""
+
+    span: tuple[int, int]
+    binds: frozenset[str]
+    mentions: frozenset[str]
+    owners: tuple[str, ...]
+    """The classes whose bodies hold it: a class attribute changes its class."""
+    node: ast.stmt
+
+
+@dataclass(frozen=True)
+class _Function:
+    file: str
+    lines: range
+    mentions: frozenset[str]
+
+
+def _import_time_statements(
+    body: list[ast.stmt], owners: tuple[str, ...] = ()
+) -> Iterator[_Statement]:
+    for statement in body:
+        nodes = list(_walk_import_time(statement))
+        yield _Statement(
+            span=_span(statement),
+            binds=frozenset(_binds(statement)) | frozenset(owners),
+            mentions=frozenset(_mentions(nodes)),
+            owners=owners,
+            node=statement,
+        )
+        if isinstance(statement, ast.ClassDef):
+            yield from _import_time_statements(statement.body, (*owners, statement.name))
+        elif isinstance(statement, _COMPOUND):
+            for block in _children(statement):
+                yield from _import_time_statements(block, owners)
+
+
+def _functions(file: str, tree: ast.Module) -> Iterator[_Function]:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            start = node.body[0].lineno
+        elif isinstance(node, ast.Lambda):
+            start = node.body.lineno
+        else:
+            continue
+        body = node.body if isinstance(node.body, list) else [node.body]
+        mentions = _mentions(inner for part in body for inner in ast.walk(part))
+        yield _Function(file, range(start, (node.end_lineno or start) + 1), frozenset(mentions))
+
+
+@dataclass(frozen=True)
+class Binding:
+    names: frozenset[str]
+    lines: range
+    """The statement's lines: the tests that run them (a function defined there) read it."""
+
+
+@dataclass(frozen=True)
+class Readers:
+    """What reads a name: lines of functions in the code under test, and files on the
+    test side (whose tests are then the readers)."""
+
+    function_lines: dict[str, frozenset[int]]
+    """Lines of the functions that mention a name, by file relative to the root."""
+    test_files: frozenset[str]
+    """Files of tests (test modules, or modules whose doctests run) that mention one."""
+    every_test: bool
+    """A conftest or a test helper mentions one: any test may read it."""
+
+
+class ReadIndex:
+    """Names bound and read across the code under test and the test side, parsed once
+    per planning."""
+
+    def __init__(
+        self,
+        root: Path,
+        sources: Iterable[Path],
+        test_files: Iterable[Path],
+        support_files: Iterable[Path],
+    ) -> None:
+        self.statements: dict[str, list[_Statement]] = {}
+        self.unparsed: set[str] = set()
+        self.bound_by: dict[str, list[_Statement]] = defaultdict(list)
+        self.mentioned_by: dict[str, list[_Statement]] = defaultdict(list)
+        self.functions_mentioning: dict[str, list[_Function]] = defaultdict(list)
+        self.file_words: dict[str, frozenset[str]] = {}
+        self.support_words: set[str] = set()
+        for path in sources:
+            relative = path.relative_to(root).as_posix()
+            text = _read(path)
+            if ">>>" in text:  # its doctests may be collected as tests
+                self.file_words[relative] = _words(text)
+            try:
+                tree = ast.parse(text, filename=str(path))
+            except (SyntaxError, ValueError):
+                self.unparsed.add(relative)
+                continue
+            statements = list(_import_time_statements(tree.body))
+            self.statements[relative] = statements
+            for statement in statements:
+                for name in statement.mentions:
+                    self.mentioned_by[name].append(statement)
+            for function in _functions(relative, tree):
+                for name in function.mentions:
+                    self.functions_mentioning[name].append(function)
+        for path in test_files:
+            self.file_words[_relative(path, root)] = _words(_read(path))
+        for path in support_files:
+            self.support_words |= _words(_read(path))
+        self._closures: dict[frozenset[str], frozenset[str]] = {}
+
+    def binding_at(self, file: str, line: int, end_line: int) -> Binding | None:
+        """What the innermost import-time statement holding these lines binds (with the
+        classes around it); None when its effect cannot be followed by name."""
+        statements = self.statements.get(file)
+        if statements is None:
+            return None
+        holding = [s for s in statements if s.span[0] <= line and end_line <= s.span[1]]
+        if not holding:
+            return None
+        narrowest = min(s.span[1] - s.span[0] for s in holding)
+        innermost = [s for s in holding if s.span[1] - s.span[0] == narrowest]
+        names = frozenset().union(*(s.binds for s in innermost))
+        implicit = {n for n in names if n.startswith("__") and n.endswith("__")}
+        if not names or implicit - _EXPLICIT_DUNDERS:
+            return None
+        for statement in innermost:
+            decorators = getattr(statement.node, "decorator_list", ())
+            if _is_dynamic(statement.node) or any(
+                d.lineno <= end_line and line <= (d.end_lineno or d.lineno) for d in decorators
+            ):
+                return None  # a decorator may register the function it wraps
+        first, last = innermost[0].span
+        return Binding(names, range(first, last + 1))
+
+    def closure(self, names: frozenset[str]) -> frozenset[str]:
+        """The names, and those of every import-time statement computed from them."""
+        if names not in self._closures:
+            reached = set(names)
+            pending = list(names)
+            while pending:
+                for statement in self.mentioned_by.get(pending.pop(), ()):
+                    for bound in statement.binds - reached:
+                        reached.add(bound)
+                        pending.append(bound)
+            self._closures[names] = frozenset(reached)
+        return self._closures[names]
+
+    def readers(self, names: frozenset[str]) -> Readers:
+        lines: dict[str, set[int]] = defaultdict(set)
+        for name in names:
+            for function in self.functions_mentioning.get(name, ()):
+                lines[function.file].update(function.lines)
+        return Readers(
+            function_lines={file: frozenset(found) for file, found in lines.items()},
+            test_files=frozenset(
+                file for file, words in self.file_words.items() if not words.isdisjoint(names)
+            ),
+            every_test=not self.support_words.isdisjoint(names),
+        )
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()

@@ -1,0 +1,131 @@
+"""Which code and tests can read what an import-time statement binds."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+
+from auditor.engine.readers import ReadIndex
+
+
+def index(
+    tmp_path: Path,
+    files: dict[str, str],
+    tests: Mapping[str, str] = MappingProxyType({}),
+    support: tuple[str, ...] = (),
+) -> ReadIndex:
+    for name, text in {**files, **tests}.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return ReadIndex(
+        tmp_path,
+        [tmp_path / name for name in files],
+        [tmp_path / name for name in tests],
+        [tmp_path / name for name in support],
+    )
+
+
+def names_at(read_index: ReadIndex, file: str, line: int) -> frozenset[str] | None:
+    binding = read_index.binding_at(file, line, line)
+    return None if binding is None else binding.names
+
+
+def test_an_assignment_binds_its_targets(tmp_path):
+    found = index(tmp_path, {"rates.py": "RATES = {'tea': 2}\nOTHER = 1\n"})
+    assert names_at(found, "rates.py", 1) == {"RATES"}
+
+
+def test_a_class_attribute_binds_its_class_too(tmp_path):
+    found = index(tmp_path, {"m.py": "class Config:\n    retries = 3\n"})
+    assert names_at(found, "m.py", 2) == {"retries", "Config"}
+
+
+def test_a_default_argument_binds_the_function(tmp_path):
+    found = index(tmp_path, {"m.py": "def greet(name='you'):\n    return name\n"})
+    assert names_at(found, "m.py", 1) == {"greet"}
+
+
+def test_a_bare_call_at_import_time_is_not_followed_by_name(tmp_path):
+    found = index(tmp_path, {"m.py": "TABLE = {}\nTABLE.update(a=1)\n"})
+    assert names_at(found, "m.py", 2) is None
+
+
+def test_a_decorator_argument_is_not_followed_by_name(tmp_path):
+    source = "import functools\n\n@functools.lru_cache(maxsize=8)\ndef f():\n    return 1\n"
+    found = index(tmp_path, {"m.py": source})
+    assert names_at(found, "m.py", 3) is None
+
+
+def test_a_dunder_python_reads_implicitly_is_not_followed_by_name(tmp_path):
+    found = index(tmp_path, {"m.py": "class P:\n    __slots__ = ('x',)\n"})
+    assert names_at(found, "m.py", 2) is None
+
+
+def test_a_namespace_written_by_name_is_not_followed(tmp_path):
+    found = index(tmp_path, {"m.py": "for n in 'ab':\n    globals()[n] = 1\n"})
+    assert names_at(found, "m.py", 2) is None
+
+
+def test_values_computed_from_a_name_at_import_time_are_followed(tmp_path):
+    found = index(
+        tmp_path,
+        {
+            "base.py": "RATE = 2\n",
+            "derived.py": "from base import RATE\nDOUBLE = RATE * 2\nUNRELATED = 5\n",
+        },
+    )
+    assert found.closure(frozenset({"RATE"})) == {"RATE", "DOUBLE"}
+
+
+def test_functions_that_mention_a_name_anywhere_are_its_readers(tmp_path):
+    found = index(
+        tmp_path,
+        {
+            "rates.py": "RATES = {'tea': 2}\n",
+            "prices.py": textwrap.dedent(
+                """\
+                import rates
+
+                def price(item):
+                    return rates.RATES[item]
+
+                def free():
+                    return 0
+                """
+            ),
+        },
+    )
+    readers = found.readers(frozenset({"RATES"}))
+    assert readers.function_lines == {"prices.py": frozenset({4})}
+    assert not readers.every_test
+
+
+def test_test_files_that_mention_a_name_read_it(tmp_path):
+    found = index(
+        tmp_path,
+        {"rates.py": "RATES = {}\n"},
+        tests={
+            "tests/test_rates.py": "from rates import RATES\n\ndef test_r():\n    assert RATES\n",
+            "tests/test_other.py": "def test_o():\n    assert 1\n",
+        },
+    )
+    assert found.readers(frozenset({"RATES"})).test_files == {"tests/test_rates.py"}
+
+
+def test_a_module_whose_doctests_mention_a_name_reads_it(tmp_path):
+    doctested = 'def double(x):\n    """\n    >>> double(RATE)\n    4\n    """\n    return 2 * x\n'
+    found = index(tmp_path, {"rates.py": "RATE = 2\n", "calc.py": doctested})
+    assert found.readers(frozenset({"RATE"})).test_files == {"calc.py"}
+
+
+def test_a_conftest_that_mentions_a_name_makes_every_test_a_reader(tmp_path):
+    found = index(
+        tmp_path,
+        {"rates.py": "RATES = {}\n"},
+        tests={"tests/conftest.py": "from rates import RATES\n"},
+        support=("tests/conftest.py",),
+    )
+    assert found.readers(frozenset({"RATES"})).every_test
