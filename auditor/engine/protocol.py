@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import functools
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -43,12 +44,17 @@ class Job:
     target_line: int = 0
     target_name: str = ""
     code_b64: str = ""
-    module_source: str = ""
-    """The mutated file: re-executed on the module path, served to subprocesses."""
+    source_digest: str = ""
+    """Of the original file's text, when the child needs the mutated file (re-executed
+    on the module path, served to subprocesses): the runner reads the file once and
+    applies the patch below, so a job carries the change, not the whole file."""
+    patch_start: int = 0
+    patch_end: int = 0
+    replacement: str = ""
     subprocess_tests: list[str] = field(default_factory=list)
     """Run after `tests`: only their Python subprocesses run the mutated code."""
     serve_subprocesses: bool = False
-    """Serve the mutant (`module_source`) to every Python process the tests start."""
+    """Serve the mutated file to every Python process the tests start."""
 
     @staticmethod
     def encode_code(code: bytes) -> str:
@@ -56,6 +62,13 @@ class Job:
 
     def code_bytes(self) -> bytes:
         return base64.b64decode(self.code_b64)
+
+    def mutated(self, original: str) -> str:
+        return original[: self.patch_start] + self.replacement + original[self.patch_end :]
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass

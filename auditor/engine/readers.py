@@ -148,7 +148,8 @@ class _Statement:
     mentions: frozenset[str]
     owners: tuple[str, ...]
     """The classes whose bodies hold it: a class attribute changes its class."""
-    node: ast.stmt
+    dynamic: bool
+    decorators: tuple[tuple[int, int], ...]
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,11 @@ def _import_time_statements(
             binds=frozenset(_binds(statement)) | frozenset(owners),
             mentions=frozenset(_mentions(nodes)),
             owners=owners,
-            node=statement,
+            dynamic=_is_dynamic(statement),
+            decorators=tuple(
+                (d.lineno, d.end_lineno or d.lineno)
+                for d in getattr(statement, "decorator_list", ())
+            ),
         )
         if isinstance(statement, ast.ClassDef):
             yield from _import_time_statements(statement.body, (*owners, statement.name))
@@ -251,10 +256,17 @@ class ReadIndex:
         for path in support_files:
             self.support_words |= _words(_read(path))
         self._closures: dict[frozenset[str], frozenset[str]] = {}
+        self._bindings: dict[tuple[str, int, int], Binding | None] = {}
 
     def binding_at(self, file: str, line: int, end_line: int) -> Binding | None:
         """What the innermost import-time statement holding these lines binds (with the
         classes around it); None when its effect cannot be followed by name."""
+        key = (file, line, end_line)
+        if key not in self._bindings:
+            self._bindings[key] = self._binding_at(file, line, end_line)
+        return self._bindings[key]
+
+    def _binding_at(self, file: str, line: int, end_line: int) -> Binding | None:
         statements = self.statements.get(file)
         if statements is None:
             return None
@@ -268,9 +280,8 @@ class ReadIndex:
         if not names or implicit - _EXPLICIT_DUNDERS:
             return None
         for statement in innermost:
-            decorators = getattr(statement.node, "decorator_list", ())
-            if _is_dynamic(statement.node) or any(
-                d.lineno <= end_line and line <= (d.end_lineno or d.lineno) for d in decorators
+            if statement.dynamic or any(
+                first <= end_line and line <= last for first, last in statement.decorators
             ):
                 return None  # a decorator may register the function it wraps
         first, last = innermost[0].span

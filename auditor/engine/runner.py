@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from auditor.engine.protocol import text_digest
 from auditor.memory import MEMORY_POLL_SECONDS, MemoryWatch, resident_bytes
 
 _PYTEST_ARGS = ["-p", "no:cacheprovider", "-s", "--tb=no", "-q"]
@@ -35,6 +36,7 @@ class RunnerPlugin:
         self.results = results
         self.failed_in_child = False
         self.failed_by_check = False
+        self.sources: dict[str, str] = {}
 
     def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
         # A check (assert, pytest.raises, pytest.fail) failing is an oracle at work; any
@@ -92,6 +94,13 @@ class RunnerPlugin:
         spawning = [self.items[nodeid] for nodeid in job.subprocess_tests if nodeid in self.items]
         if not items and not spawning:
             return {"id": job.id, "status": "RuntimeError", "detail": "no covering test collected"}
+        mutated = ""
+        if job.source_digest:
+            original = self.original_source(job.file)
+            if text_digest(original) != job.source_digest:
+                detail = f"{job.file} changed on disk during the run"
+                return {"id": job.id, "status": "RuntimeError", "detail": detail}
+            mutated = job.mutated(original)
         read_end, write_end = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -99,7 +108,7 @@ class RunnerPlugin:
         pid = os.fork()
         if pid == 0:
             os.close(read_end)
-            self._child(job, items, spawning, write_end)
+            self._child(job, mutated, items, spawning, write_end)
             os._exit(0)  # not reached: _child always leaves with os._exit
         os.close(write_end)
         watch = MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.child_growth_limit_mb)
@@ -121,7 +130,18 @@ class RunnerPlugin:
     def served_mutant(self, child: int) -> ServedMutant:
         return ServedMutant(Path(self.spec.scratch) / f"mutant-{child}.json")
 
-    def _child(self, job: Any, items: list[Any], spawning: list[Any], channel: int) -> None:
+    def original_source(self, file: str) -> str:
+        """The file's text as the planner read it; read once per runner."""
+        if file not in self.sources:
+            try:
+                self.sources[file] = Path(file).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                self.sources[file] = ""
+        return self.sources[file]
+
+    def _child(
+        self, job: Any, mutated: str, items: list[Any], spawning: list[Any], channel: int
+    ) -> None:
         from _pytest.runner import runtestprotocol
 
         from auditor.engine.swap import SwapError, module_for, reexecute_module, swap_function
@@ -142,7 +162,7 @@ class RunnerPlugin:
             if job.path == "subprocess":
                 # Nothing to apply here; a mutant that does not compile is no test's kill.
                 try:
-                    compile(job.module_source, job.file, "exec", dont_inherit=True)
+                    compile(mutated, job.file, "exec", dont_inherit=True)
                 except (SyntaxError, ValueError) as exc:
                     tell({"compile_error": f"{type(exc).__name__}: {exc}"[:300]})
                     os._exit(0)
@@ -159,7 +179,7 @@ class RunnerPlugin:
             else:
                 module = module_for(job.file, job.module_name)
                 try:
-                    compiled = compile(job.module_source, job.file, "exec", dont_inherit=True)
+                    compiled = compile(mutated, job.file, "exec", dont_inherit=True)
                 except (SyntaxError, ValueError) as exc:
                     tell({"compile_error": f"{type(exc).__name__}: {exc}"[:300]})
                     os._exit(0)
@@ -181,7 +201,7 @@ class RunnerPlugin:
         everything = items + spawning
         try:
             if job.serve_subprocesses:
-                served.offer(job.file, job.module_source)
+                served.offer(job.file, mutated)
             for position, item in enumerate(everything):
                 tell({"start": item.nodeid})
                 following = everything[position + 1] if position + 1 < len(everything) else None

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any
 
 from auditor.baseline.coverage_data import relative
 from auditor.config import AuditConfig
@@ -24,7 +25,7 @@ from auditor.engine.copies import CopyPool, CopyRun
 from auditor.engine.distributed import DaskPool
 from auditor.engine.executor import PoolSettings, RunnerPool
 from auditor.engine.plan import PlannedMutant, Planner, TimeoutPolicy, plan
-from auditor.engine.protocol import Job, JobResult
+from auditor.engine.protocol import Job, JobResult, text_digest
 from auditor.engine.readers import ReadIndex
 from auditor.engine.verify import verify_sample
 from auditor.errors import ConfigError, IncompleteRunError
@@ -102,6 +103,15 @@ def read_index(project: Project) -> ReadIndex:
     return ReadIndex(project.root, project.source_files, sorted(test_files), sorted(support))
 
 
+def _patch(mutant: PlannedMutant) -> dict[str, Any]:
+    return {
+        "source_digest": text_digest(mutant.source),
+        "patch_start": mutant.site.start,
+        "patch_end": mutant.site.end,
+        "replacement": mutant.site.replacement,
+    }
+
+
 def _job(mutant: PlannedMutant, module_name: str) -> Job:
     return Job(
         id=mutant.id,
@@ -115,9 +125,7 @@ def _job(mutant: PlannedMutant, module_name: str) -> Job:
         code_b64=Job.encode_code(zlib.decompress(mutant.function_code))
         if mutant.function_code
         else "",
-        module_source=mutant.site.apply(mutant.source)
-        if mutant.path != "swap" or mutant.subprocess_reach
-        else "",
+        **(_patch(mutant) if mutant.path != "swap" or mutant.subprocess_reach else {}),
         subprocess_tests=mutant.subprocess_tests,
         serve_subprocesses=bool(mutant.subprocess_reach),
     )
