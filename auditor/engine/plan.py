@@ -32,6 +32,7 @@ import mutators
 from auditor import __version__
 from auditor.engine.compiler import compile_module, find_function, fingerprint
 from auditor.engine.readers import Binding, ReadIndex
+from auditor.engine.reexecution import Reexecution
 from mutators.base import Operator
 from mutators.sites import Site, find_mutations
 
@@ -66,6 +67,9 @@ class PlannedMutant:
     subprocess_reach: list[str] = field(default_factory=list)
     """Every test whose Python subprocesses run the mutated code (some may reach it in
     process too): the child serves the mutant to all its tests' subprocesses."""
+    rerun_lines: tuple[tuple[int, int], ...] = ()
+    """Module path: the lines of the mutated file its child runs again (the statement
+    and what is computed from it); empty: the whole module."""
 
     @property
     def runnable(self) -> bool:
@@ -304,6 +308,7 @@ class Planner:
         import_lines = self.import_lines.get(relative, set())
         compiler = _FunctionCompiler(source, filename, line_starts)
         swaps = _Swaps(compiler, self.site_cache, self.swaps_salt)
+        reexecution = Reexecution(source)
         self.plan_keys.add(swaps.key)
         seen: dict[tuple, str] = {}
         planned = []
@@ -362,7 +367,9 @@ class Planner:
             duration = tests_run.duration + only_there.duration
             mutant.timeout = duration * self.policy.factor + self.policy.constant
             try:
-                key_of_code = self._choose_path(mutant, site, at_import, swaps, mutated, seen)
+                key_of_code = self._choose_path(
+                    mutant, site, at_import, swaps, reexecution, mutated, seen
+                )
             except (SyntaxError, ValueError) as exc:
                 mutant.status, mutant.path = "CompileError", "none"
                 mutant.status_reason = f"{type(exc).__name__}: {exc}"
@@ -395,6 +402,7 @@ class Planner:
         site: Site,
         at_import: bool,
         swaps: _Swaps,
+        reexecution: Reexecution,
         mutated: str,
         seen: dict[tuple, str],
     ) -> tuple:
@@ -417,6 +425,10 @@ class Planner:
                 seen.setdefault(("swap", site.function, swap.original), "")
                 return ("swap", site.function, swap.mutated)
         mutant.path = "module" if mutant.tests else "subprocess"
+        if mutant.path == "module":
+            original = mutant.source[site.start : site.end]
+            added = site.replacement.count("\n") - original.count("\n")
+            mutant.rerun_lines = reexecution.lines_to_rerun(site.line, site.end_line, added)
         return ("module", mutant.id)
 
 

@@ -51,6 +51,8 @@ class Job:
     patch_start: int = 0
     patch_end: int = 0
     replacement: str = ""
+    rerun_lines: list[list[int]] = field(default_factory=list)
+    """Module path: the line ranges of the mutated file to run again; empty: all."""
     subprocess_tests: list[str] = field(default_factory=list)
     """Run after `tests`: only their Python subprocesses run the mutated code."""
     serve_subprocesses: bool = False

@@ -15,22 +15,21 @@ reads implicitly), `binding_at` answers None and every test runs."""
 from __future__ import annotations
 
 import ast
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-_COMPOUND = (ast.If, ast.Try, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)
-if hasattr(ast, "TryStar"):  # Python 3.11+
-    _COMPOUND += (ast.TryStar,)
-
-_DYNAMIC_CALLS = frozenset(
-    {"globals", "vars", "locals", "setattr", "delattr", "exec", "eval", "__import__"}
+from auditor.engine.bindings import (
+    COMPOUND,
+    WORD,
+    binds,
+    block_children,
+    is_dynamic,
+    mentions,
+    span,
+    walk_import_time,
 )
-"""Calls that read or write a namespace by computed names."""
 
 _EXPLICIT_DUNDERS = frozenset(
     {"__all__", "__version__", "__author__", "__license__", "__copyright__", "__title__"}
@@ -40,103 +39,7 @@ _EXPLICIT_DUNDERS = frozenset(
 
 
 def _words(text: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(text))
-
-
-def _children(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
-    """The statement lists a compound statement runs at the same level."""
-    for name in ("body", "orelse", "finalbody"):
-        block = getattr(statement, name, None)
-        if block:
-            yield block
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body
-
-
-def _span(statement: ast.stmt) -> tuple[int, int]:
-    decorators = getattr(statement, "decorator_list", ())
-    first = min([statement.lineno, *(d.lineno for d in decorators)])
-    return first, statement.end_lineno or statement.lineno
-
-
-def _walk_import_time(node: ast.AST) -> Iterator[ast.AST]:
-    """Every node of `node` that runs when its statement runs: not function bodies, not
-    the bodies of classes nested in it (those are statements of their own)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            args = current.args
-            stack += [*current.decorator_list, *args.defaults]
-            stack += [d for d in args.kw_defaults if d is not None]
-        elif isinstance(current, ast.Lambda):
-            stack += [*current.args.defaults, *(d for d in current.args.kw_defaults if d)]
-        elif isinstance(current, ast.ClassDef):
-            stack += [*current.decorator_list, *current.bases, *current.keywords]
-        else:
-            stack += list(ast.iter_child_nodes(current))
-
-
-def _stored_root(target: ast.expr) -> Iterator[str]:
-    """The names an assignment target changes: `T[k] = v` and `obj.attr = v` change T,
-    and obj and attr."""
-    while isinstance(target, (ast.Subscript, ast.Attribute, ast.Starred)):
-        if isinstance(target, ast.Attribute):
-            yield target.attr
-        target = target.value
-    if isinstance(target, ast.Name):
-        yield target.id
-
-
-def _binds(statement: ast.stmt) -> set[str]:
-    names: set[str] = set()
-    for node in _walk_import_time(statement):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update(
-                (alias.asname or alias.name).split(".")[0]
-                for alias in node.names
-                if alias.name != "*"
-            )
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(
-            node.ctx, (ast.Store, ast.Del)
-        ):
-            names.update(_stored_root(node))
-    return names
-
-
-def _mentions(nodes: Iterable[ast.AST]) -> set[str]:
-    names: set[str] = set()
-    for node in nodes:
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            names.add(node.attr)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            names.update(_WORD.findall(node.value))  # getattr(obj, "NAME"), __all__
-    return names
-
-
-def _is_dynamic(statement: ast.stmt) -> bool:
-    """Whether the statement's effect may reach what no name says: a bare expression
-    (a registration, a configuration call), a deletion, a namespace written by name."""
-    if isinstance(statement, ast.Expr):
-        return not isinstance(statement.value, ast.Constant)
-    if isinstance(statement, (ast.Delete, ast.Global, ast.Nonlocal)):
-        return True
-    for node in _walk_import_time(statement):
-        if isinstance(node, ast.Call):
-            callee = node.func
-            name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", "")
-            if name in _DYNAMIC_CALLS:
-                return True
-        elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
-            return True
-    return False
+    return frozenset(WORD.findall(text))
 
 
 @dataclass(frozen=True)
@@ -163,13 +66,13 @@ def _import_time_statements(
     body: list[ast.stmt], owners: tuple[str, ...] = ()
 ) -> Iterator[_Statement]:
     for statement in body:
-        nodes = list(_walk_import_time(statement))
+        nodes = list(walk_import_time(statement))
         yield _Statement(
-            span=_span(statement),
-            binds=frozenset(_binds(statement)) | frozenset(owners),
-            mentions=frozenset(_mentions(nodes)),
+            span=span(statement),
+            binds=frozenset(binds(statement)) | frozenset(owners),
+            mentions=frozenset(mentions(nodes)),
             owners=owners,
-            dynamic=_is_dynamic(statement),
+            dynamic=is_dynamic(statement),
             decorators=tuple(
                 (d.lineno, d.end_lineno or d.lineno)
                 for d in getattr(statement, "decorator_list", ())
@@ -177,8 +80,8 @@ def _import_time_statements(
         )
         if isinstance(statement, ast.ClassDef):
             yield from _import_time_statements(statement.body, (*owners, statement.name))
-        elif isinstance(statement, _COMPOUND):
-            for block in _children(statement):
+        elif isinstance(statement, COMPOUND):
+            for block in block_children(statement):
                 yield from _import_time_statements(block, owners)
 
 
@@ -191,8 +94,8 @@ def _functions(file: str, tree: ast.Module) -> Iterator[_Function]:
         else:
             continue
         body = node.body if isinstance(node.body, list) else [node.body]
-        mentions = _mentions(inner for part in body for inner in ast.walk(part))
-        yield _Function(file, range(start, (node.end_lineno or start) + 1), frozenset(mentions))
+        named = mentions(inner for part in body for inner in ast.walk(part))
+        yield _Function(file, range(start, (node.end_lineno or start) + 1), frozenset(named))
 
 
 @dataclass(frozen=True)

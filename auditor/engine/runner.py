@@ -144,6 +144,7 @@ class RunnerPlugin:
     ) -> None:
         from _pytest.runner import runtestprotocol
 
+        from auditor.engine.reexecution import rerun_code
         from auditor.engine.swap import SwapError, module_for, reexecute_module, swap_function
         from auditor.sandbox import limit_resources
 
@@ -179,7 +180,7 @@ class RunnerPlugin:
             else:
                 module = module_for(job.file, job.module_name)
                 try:
-                    compiled = compile(mutated, job.file, "exec", dont_inherit=True)
+                    compiled = rerun_code(mutated, job.rerun_lines, job.file)
                 except (SyntaxError, ValueError) as exc:
                     tell({"compile_error": f"{type(exc).__name__}: {exc}"[:300]})
                     os._exit(0)

@@ -109,6 +109,7 @@ def _patch(mutant: PlannedMutant) -> dict[str, Any]:
         "patch_start": mutant.site.start,
         "patch_end": mutant.site.end,
         "replacement": mutant.site.replacement,
+        "rerun_lines": [list(lines) for lines in mutant.rerun_lines],
     }
 
 

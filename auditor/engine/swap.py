@@ -8,6 +8,7 @@ import gc
 import importlib
 import os
 import sys
+from collections.abc import Sequence
 from types import CodeType, FunctionType, ModuleType
 
 _MISSING = object()
@@ -138,15 +139,22 @@ def _set_class_attribute(owner: type, name: str, value: object) -> None:
         setattr(owner, name, value)
 
 
-def reexecute_module(module: ModuleType, code: CodeType) -> None:
-    """Run the mutated module's code in the live module's namespace.
+def reexecute_module(module: ModuleType, codes: Sequence[CodeType]) -> None:
+    """Run the mutated module's code in the live module's namespace, one code object
+    (a statement, or the whole module) at a time.
 
     Functions and classes keep their identity (code, defaults and class attributes are
     carried over), so names imported elsewhere see the mutant; other changed values are
-    rebound wherever another module imported them under the same name."""
+    rebound wherever another module imported them under the same name. Carried over
+    after each code object, so the next one builds on the objects the module keeps."""
     namespace = module.__dict__
-    before = dict(namespace)
-    exec(code, namespace)
+    for code in codes:
+        before = dict(namespace)
+        exec(code, namespace)
+        _carry_over(namespace, before)
+
+
+def _carry_over(namespace: dict[str, object], before: dict[str, object]) -> None:
     for name, new in list(namespace.items()):
         old = before.get(name, _MISSING)
         if old is _MISSING or old is new:

@@ -41,6 +41,8 @@ class SurvivorSpec(BaseModel):
     module_name: str = ""
     module_source: str = ""
     """For an import-time mutant: the whole mutated module, re-executed in place."""
+    rerun_lines: list[tuple[int, int]] = []
+    """Of `module_source`, the statements to run again; empty: all (`reexecution`)."""
     targets: list[str]
     """Keys of the targets to search through, best first."""
 

@@ -125,6 +125,7 @@ def _survivors(
         else:
             spec.module_name = module_name(Path(planned_mutant.abs_path), project.source_roots)
             spec.module_source = planned_mutant.site.apply(planned_mutant.source)
+            spec.rerun_lines = list(planned_mutant.rerun_lines)
         specs.append(spec)
     return specs, unsearchable
 

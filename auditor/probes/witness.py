@@ -24,6 +24,7 @@ from hypothesis import find
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 from pydantic import BaseModel
 
+from auditor.engine.reexecution import rerun_code
 from auditor.engine.swap import module_for, reexecute_module, swap_function
 from auditor.probes.calls import CallTimeout, Example, Outcome, Subject, _on_alarm, equal, same
 from auditor.probes.protocol import ProbeSpec, SurvivorSpec
@@ -124,8 +125,9 @@ def _apply(survivor: SurvivorSpec, alive: Alive) -> None:
     """Turn this (throwaway) process's code into the mutant's."""
     if survivor.module_source:
         module = module_for(survivor.path, survivor.module_name)
-        code = compile(survivor.module_source, survivor.path, "exec")
-        reexecute_module(module, code)
+        reexecute_module(
+            module, rerun_code(survivor.module_source, survivor.rerun_lines, survivor.path)
+        )
         return
     functions = alive.get((survivor.path, survivor.first_line, survivor.name), [])
     swap_function(functions, marshal.loads(survivor.code()))
