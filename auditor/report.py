@@ -110,6 +110,8 @@ class TestResult(_Model):
 class CollectionError(_Model):
     file: str
     message: str
+    line: int | None = None
+    """Where parsing stopped, when known."""
 
 
 class ObservedFunction(_Model):

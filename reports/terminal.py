@@ -194,6 +194,13 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
         if hidden > 0:
             console.print(f"... and {hidden} more in the JSON report")
 
+    for error in report.smells.unparsable:
+        where = f"{error.file}:{error.line}" if error.line else error.file
+        console.print(
+            f"[yellow]smells: {escape(where)} not analysed: {escape(error.message)}[/yellow]",
+            soft_wrap=True,
+        )
+
     gate = report.gate
     reasons = failed_conditions(report)  # an incomplete run fails, as in every output
     if not reasons:

@@ -247,6 +247,16 @@ def test_smells_command_fails_on_high_severity_smells_without_running_tests(tmp_
     assert "tests_shallow/test_cart.py:16: AT001 high" in result.stdout
 
 
+def test_smells_command_names_a_file_it_cannot_read_and_fails(tmp_path):
+    (tmp_path / "test_latin.py").write_bytes(b"# caf\xe9\ndef test_a():\n    assert 1\n")
+    result = run_audit("smells", "test_latin.py", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "test_latin.py:1: cannot parse: invalid or missing encoding declaration" in (
+        result.stdout
+    )
+    assert "internal error" not in result.stderr
+
+
 def test_smells_command_passes_a_strong_suite(tmp_path):
     from tests.conftest import FIXTURES
 

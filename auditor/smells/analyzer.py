@@ -41,10 +41,27 @@ def _conftest_functions(
                 cache[conftest] = (
                     module_functions(conftest.read_bytes()) if conftest.is_file() else {}
                 )
-            except (OSError, cst.ParserSyntaxError):
-                cache[conftest] = {}
+            except (OSError, SyntaxError, ValueError, cst.ParserSyntaxError):
+                cache[conftest] = {}  # pytest reports a conftest it cannot import
         merged.update(cache[conftest])
     return merged
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _error_line(error: Exception, raw: bytes) -> int | None:
+    if isinstance(error, cst.ParserSyntaxError):
+        return error.raw_line
+    if isinstance(error, SyntaxError) and error.lineno:
+        return error.lineno
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return raw[: bad.start].count(b"\n") + 1
+    return None
 
 
 def analyze_module(module: TestModule, assertion_helpers: set[str]) -> list[Finding]:
@@ -77,17 +94,20 @@ def analyze(
     for path in sorted(test_files):
         relative = path.relative_to(root).as_posix() if root in path.parents else str(path)
         try:
+            raw = path.read_bytes()
             module = parse_test_module(
-                relative,
-                path.read_bytes(),
-                packages,
-                _conftest_functions(path, root, conftest_cache),
+                relative, raw, packages, _conftest_functions(path, root, conftest_cache)
             )
-        except (OSError, cst.ParserSyntaxError, UnicodeDecodeError) as exc:
-            first_line = (
-                str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        except OSError as exc:
+            unparsable.append(CollectionError(file=relative, message=_first_line(exc)))
+            continue
+        except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
+            # SyntaxError: libcst reads the encoding as Python does, and a byte that is
+            # not UTF-8 in a file without a coding line is "invalid or missing encoding".
+            error = CollectionError(
+                file=relative, message=_first_line(exc), line=_error_line(exc, raw)
             )
-            unparsable.append(CollectionError(file=relative, message=first_line))
+            unparsable.append(error)
             continue
         tests_by_name = {test.qualname: test for test in module.tests}
         for finding in analyze_module(module, set(assertion_helpers)):

@@ -96,3 +96,18 @@ def test_terminal_warns_when_nothing_bounds_the_sandboxes_processes(report):
         f"sandbox: os (namespaces; {pids.UNBOUNDED})"
     ]
     assert sandbox_lines("namespaces; at most 1024 tasks per sandbox (pids cgroup)") == []
+
+
+def test_terminal_names_a_test_file_the_smell_check_could_not_read(report):
+    from rich.console import Console
+
+    from auditor.report import CollectionError
+    from reports import terminal
+
+    edited = report.model_copy(deep=True)
+    edited.smells.unparsable = [
+        CollectionError(file="tests/test_latin.py", line=1, message="invalid encoding")
+    ]
+    console = Console(record=True, width=200)
+    terminal.render(edited, console)
+    assert "smells: tests/test_latin.py:1 not analysed: invalid encoding" in (console.export_text())

@@ -177,6 +177,20 @@ def test_unparsable_test_file_is_listed_not_fatal(tmp_path):
     assert [smell.code for smell in section.findings] == ["AT002"]
 
 
+def test_a_file_not_in_utf8_without_a_coding_line_is_listed_with_the_line_of_the_byte(tmp_path):
+    (tmp_path / "test_latin.py").write_bytes(b"# caf\xe9\ndef test_a():\n    assert 1\n")
+    section = analyze([tmp_path / "test_latin.py"], tmp_path, {"shop"})
+    [error] = section.unparsable
+    assert (error.file, error.line) == ("test_latin.py", 1)
+    assert "encoding" in error.message
+
+
+def test_a_syntax_error_is_listed_with_its_line(tmp_path):
+    (tmp_path / "test_bad.py").write_text("import os\n\ndef test_a(:\n")
+    [error] = analyze([tmp_path / "test_bad.py"], tmp_path, {"shop"}).unparsable
+    assert error.line == 3
+
+
 def test_findings_carry_the_line_and_test_name():
     findings = findings_for("def test_a():\n    assert total([1]) is not None\n")
     weak = next(f for f in findings if f.code == "AT005")
