@@ -492,3 +492,21 @@ def test_import_time_mutants_run_only_the_tests_that_can_read_what_they_bind(tmp
     assert by_line[1]["covered_by"] == ["tests/test_prices.py::test_three_teas_cost_six"]
     assert by_line[2]["covered_by"] == ["tests/test_tax.py::test_tax_is_three"]
     assert {m["status"] for m in by_line.values()} == {"Killed"}
+
+
+def test_code_under_test_outside_the_test_folder_of_a_bare_project_is_mutated(tmp_path):
+    # No pyproject.toml: the project root is the test folder, and --src names a file
+    # beside it.
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    )
+    result = run_audit(
+        "tests", "--src", "calc.py", "--no-probes", "-q", "--json", "r.json", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    statuses = {
+        m["status"] for m in json.loads((tmp_path / "r.json").read_text())["mutation"]["mutants"]
+    }
+    assert "Killed" in statuses

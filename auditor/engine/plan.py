@@ -30,6 +30,7 @@ import libcst as cst
 
 import mutators
 from auditor import __version__
+from auditor.baseline.coverage_data import relative as relative_to_root
 from auditor.engine.compiler import compile_module, find_function, fingerprint
 from auditor.engine.readers import Binding, ReadIndex
 from auditor.engine.reexecution import Reexecution
@@ -293,7 +294,7 @@ class Planner:
         return self.import_time_readers[key]
 
     def plan_file(self, path: Path) -> list[PlannedMutant]:
-        relative = path.relative_to(self.root).as_posix()
+        relative = relative_to_root(str(path), self.root)
         source = path.read_text(encoding="utf-8")
         try:
             sites = self._sites(source)

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from auditor.baseline.coverage_data import relative as relative_to_root
 from auditor.engine.bindings import (
     COMPOUND,
     WORD,
@@ -137,7 +138,7 @@ class ReadIndex:
         self.file_words: dict[str, frozenset[str]] = {}
         self.support_words: set[str] = set()
         for path in sources:
-            relative = path.relative_to(root).as_posix()
+            relative = relative_to_root(str(path), root)
             text = _read(path)
             if ">>>" in text:  # its doctests may be collected as tests
                 self.file_words[relative] = _words(text)
@@ -155,7 +156,7 @@ class ReadIndex:
                 for name in function.mentions:
                     self.functions_mentioning[name].append(function)
         for path in test_files:
-            self.file_words[_relative(path, root)] = _words(_read(path))
+            self.file_words[relative_to_root(str(path), root)] = _words(_read(path))
         for path in support_files:
             self.support_words |= _words(_read(path))
         self._closures: dict[frozenset[str], frozenset[str]] = {}
@@ -222,10 +223,3 @@ def _read(path: Path) -> str:
         return path.read_bytes().decode("utf-8", errors="replace")
     except OSError:
         return ""
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
