@@ -510,3 +510,21 @@ def test_code_under_test_outside_the_test_folder_of_a_bare_project_is_mutated(tm
         m["status"] for m in json.loads((tmp_path / "r.json").read_text())["mutation"]["mutants"]
     }
     assert "Killed" in statuses
+
+
+def test_a_doctest_whose_output_differs_kills_by_assertion(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "calc"\nversion = "1"\n\n'
+        '[tool.pytest.ini_options]\naddopts = "--doctest-modules"\n'
+    )
+    (tmp_path / "calc.py").write_text(
+        'def double(x):\n    """\n    >>> double(2)\n    4\n    """\n    return x * 2\n'
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_calc.py").write_text(
+        "from calc import double\n\n\ndef test_double_runs():\n    double(1)\n"
+    )
+    report = audit_json(tmp_path, "tests", tmp_path / "r.json", "--src", "calc.py")
+    doubled = next(m for m in report["mutation"]["mutants"] if m["replacement"] == "x / 2")
+    assert doubled["killed_by"] == ["calc.py::calc.double"]
+    assert doubled["kill_kind"] == "assertion"

@@ -45,7 +45,9 @@ class RunnerPlugin:
         if call.excinfo is not None and call.when == "call":
             from _pytest.outcomes import Failed
 
-            if call.excinfo.errisinstance((AssertionError, Failed)):
+            if call.excinfo.errisinstance((AssertionError, Failed)) or _doctest_mismatch(
+                call.excinfo.value
+            ):
                 self.failed_by_check = True
 
     def pytest_configure(self, config: Any) -> None:
@@ -221,6 +223,19 @@ class RunnerPlugin:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(0)
+
+
+def _doctest_mismatch(error: BaseException) -> bool:
+    """A doctest whose output differs from the expected one failed a comparison, as an
+    assertion does; one that raised an exception it did not expect did not."""
+    import doctest
+
+    # pytest raises the first DocTestFailure, or all of them in a MultipleDoctestFailures
+    # under --doctest-continue-on-failure.
+    failures = getattr(error, "failures", [error])
+    return isinstance(failures, list) and any(
+        isinstance(failure, doctest.DocTestFailure) for failure in failures
+    )
 
 
 def _detach_stdin() -> None:
