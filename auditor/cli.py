@@ -122,6 +122,20 @@ def _finish(
     sys.exit(_exit_code(report))
 
 
+def _check_outputs(
+    report_path: Path, cwd: Path, configured: dict[str, str | None], root: Path
+) -> None:
+    """Every path the run will write or read, checked before any test runs."""
+    from reports.outputs import check_writable
+
+    given = dict(click.get_current_context().meta.get("audit_outputs", {}))
+    compare_path = given.pop("compare", None)
+    if compare_path:
+        read_report(cwd / compare_path, "previous report")
+    for path in [report_path, *_output_targets(given, configured, cwd, root).values()]:
+        check_writable(path.resolve())
+
+
 def _output_targets(
     flags: dict[str, str | None], configured: dict[str, str | None], cwd: Path, root: Path
 ) -> dict[str, Path]:
@@ -325,6 +339,8 @@ def run(
     config, root = resolve_config(
         list(tests), overrides, cwd, Path(config_file).resolve() if config_file else None
     )
+    output = (cwd / json_path) if json_path else (root / config.report_json)
+    _check_outputs(output, cwd, config.outputs.model_dump(), root)
     stderr = Console(stderr=True)
     if quiet:
         report = run_audit(list(tests), config, cwd, SilentProgress())
@@ -333,7 +349,6 @@ def run(
     else:
         with RichProgress(stderr) as progress:
             report = run_audit(list(tests), config, cwd, progress)
-    output = (cwd / json_path) if json_path else (root / config.report_json)
     _write_report(report, output)
     _finish(report, output, cwd, config.outputs.model_dump(), root)
 

@@ -22,6 +22,7 @@ from auditor.config import AuditConfig, load_config
 from auditor.discovery import Project, discover, find_rootdir
 from auditor.engine.distributed import check_scheduler
 from auditor.engine.early_sites import EarlySites
+from auditor.engine.selection import check_ref
 from auditor.engine.stage import mutation_pool, run_mutation
 from auditor.errors import ConfigError, DiscoveryError
 from auditor.gate import evaluate, require_escalation
@@ -31,6 +32,7 @@ from auditor.probes.stage import run_probes
 from auditor.progress import SilentProgress, StageProgress
 from auditor.report import ProjectInfo, Report, SandboxInfo, ToolInfo, read_report
 from auditor.smells.analyzer import analyze
+from mutators.registry import UnknownFamily, operators
 
 
 def _version_of(package: str) -> str:
@@ -96,6 +98,17 @@ class _StageClock:
         self.timings[name] = round(time.perf_counter() - started, 3)
 
 
+def _check_before_any_test_runs(project: Project, config: AuditConfig) -> None:
+    """Arguments that later stages read, checked while a mistake costs nothing."""
+    if config.mutation:
+        try:
+            operators(config.mutators, config.disable_mutators)
+        except UnknownFamily as exc:
+            raise ConfigError(str(exc)) from None
+        if config.diff:
+            check_ref(project.root, config.diff)
+
+
 def run_audit(
     test_paths: list[str],
     config: AuditConfig,
@@ -118,6 +131,7 @@ def run_audit(
         done(f"{len(project.test_files)} test files, {len(project.source_files)} source files")
     with contextlib.suppress(OSError):  # a read-only project: the cache lives in memory
         audit_folder(project.root)
+    _check_before_any_test_runs(project, config)
 
     mutation = None
     with contextlib.ExitStack() as helpers:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +19,19 @@ FORMATS: dict[str, Callable[[Report, Report | None], str]] = {
     "junit": lambda report, previous: junit.render(report),
 }
 """Format name -> renderer(report, previous report or None)."""
+
+
+def check_writable(path: Path) -> None:
+    """Fail before the audit, not after it, when `path` cannot be written."""
+    if path.is_dir():
+        raise AuditError("report", f"cannot write {path}: it is a folder")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise AuditError("report", f"cannot write {path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK):
+        raise AuditError("report", f"cannot write {path}: {folder} is not writable")
 
 
 def write_outputs(

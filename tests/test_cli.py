@@ -270,3 +270,44 @@ def test_pre_commit_hook_runs_the_smells_command():
 
     hooks = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text())
     assert [hook["entry"] for hook in hooks] == ["audit smells"]
+
+
+@pytest.fixture
+def slow_suite(tmp_path):
+    """A project whose one test takes a minute: a command that fails before any test
+    runs returns long before that."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "slow"\nversion = "1"\n')
+    (tmp_path / "slow.py").write_text("def one():\n    return 1\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_slow.py").write_text(
+        "import time\n\nfrom slow import one\n\n\ndef test_one():\n"
+        "    time.sleep(60)\n    assert one() == 1\n"
+    )
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            ["--json", "pyproject.toml/r.json"],
+            "audit: report: cannot write {root}/pyproject.toml/r.json: "
+            "{root}/pyproject.toml is a file, not a folder",
+        ),
+        (["--html", "tests"], "audit: report: cannot write {root}/tests: it is a folder"),
+        (["--mutators", "nope"], "audit: config: unknown mutator family: nope"),
+        (["--diff", "nope"], "audit: diff: unknown git ref 'nope'"),
+        (
+            ["--compare", "missing.json"],
+            "audit: report: cannot read previous report {root}/missing.json: No such file",
+        ),
+    ],
+)
+def test_a_bad_argument_fails_before_any_test_runs(slow_suite, flags, message):
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(slow_suite)], check=True)
+    result = run_audit("tests", "-q", *flags, cwd=slow_suite, timeout=30)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(message.format(root=slow_suite.resolve()))
+    assert len(result.stderr.strip().splitlines()) == 1

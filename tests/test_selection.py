@@ -112,7 +112,7 @@ def test_changed_lines_against_an_older_commit(repo):
 
 
 def test_an_unknown_ref_is_a_diff_error(repo):
-    with pytest.raises(DiffError, match="diff: git rev-parse"):
+    with pytest.raises(DiffError, match=r"unknown git ref 'no-such-ref'.*fetch-depth"):
         changed_lines(repo, "no-such-ref")
 
 

@@ -60,11 +60,24 @@ def _git(root: Path, *args: str) -> str:
     return done.stdout
 
 
+def check_ref(root: Path, ref: str) -> None:
+    """Fail before any test runs when `ref` names no commit here."""
+    try:
+        _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except DiffError as exc:
+        if not exc.message.endswith("git failed"):  # --quiet: an unknown ref says nothing
+            raise
+        raise DiffError(
+            f"unknown git ref '{ref}' in {root}; in a shallow CI checkout, fetch it first"
+            " (actions/checkout: fetch-depth: 0)"
+        ) from None
+
+
 def changed_lines(root: Path, ref: str) -> dict[str, set[int]]:
     """Lines of files under `root` (paths relative to it) that differ from `ref`,
     uncommitted changes and untracked files included. A deletion marks the lines around
     it, so the function it was cut from counts as changed."""
-    _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    check_ref(root, ref)
     changed: dict[str, set[int]] = defaultdict(set)
     current = None
     diff = _git(root, "diff", "--relative", "--unified=0", "--no-color", "--no-ext-diff", ref)
