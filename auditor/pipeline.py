@@ -89,12 +89,18 @@ class _StageClock:
         self.timings: dict[str, float] = {}
 
     @contextmanager
-    def stage(self, name: str, total: int | None = None) -> Iterator[Callable[[str], None]]:
+    def stage(self, name: str, total: int | None = None) -> Iterator[Callable[..., None]]:
+        """Yields `done(summary, stopped=False)`."""
         started = time.perf_counter()
         self.progress.start(name, total)
-        summary: list[str] = []
-        yield summary.append
-        self.progress.finish(name, summary[-1] if summary else "")
+        ended: list[tuple[str, bool]] = []
+
+        def done(summary: str, stopped: bool = False) -> None:
+            ended.append((summary, stopped))
+
+        yield done
+        summary, stopped = ended[-1] if ended else ("", False)
+        self.progress.finish(name, summary, stopped)
         self.timings[name] = round(time.perf_counter() - started, 3)
 
 
@@ -165,7 +171,8 @@ def run_audit(
                 )
                 score = mutation.scores.score
                 shown = "-" if score is None else score
-                done(f"{len(mutation.mutants)} mutants, score {shown}%")
+                stopped = mutation.stopped_by_budget or mutation.interrupted
+                done(f"{len(mutation.mutants)} mutants, score {shown}%", stopped)
 
     probes = None
     if config.probes:
@@ -175,7 +182,7 @@ def run_audit(
             )
             found = sum(n for kind, n in probes.counts.items() if not kind.startswith("witness"))
             witnesses = probes.counts.get("witness found", 0)
-            done(f"{found} findings, {witnesses} witnesses")
+            done(f"{found} findings, {witnesses} witnesses", probes.stopped_by_budget)
 
     with clock.stage("gate") as done:
         previous = None

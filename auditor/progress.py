@@ -22,7 +22,8 @@ class StageProgress(Protocol):
 
     def update(self, done: int, total: int | None = None, summary: str = "") -> None: ...
 
-    def finish(self, stage: str, summary: str = "") -> None: ...
+    def finish(self, stage: str, summary: str = "", stopped: bool = False) -> None:
+        """`stopped`: the stage ended before its work did (time budget, Ctrl-C)."""
 
 
 class SilentProgress:
@@ -32,7 +33,7 @@ class SilentProgress:
     def update(self, done: int, total: int | None = None, summary: str = "") -> None:
         pass
 
-    def finish(self, stage: str, summary: str = "") -> None:
+    def finish(self, stage: str, summary: str = "", stopped: bool = False) -> None:
         pass
 
 
@@ -67,11 +68,14 @@ class RichProgress:
             fields = {"summary": summary} if summary else {}
             self._progress.update(self._task, completed=done, total=total, **fields)
 
-    def finish(self, stage: str, summary: str = "") -> None:
+    def finish(self, stage: str, summary: str = "", stopped: bool = False) -> None:
         if self._task is not None:
             task = self._progress.tasks[-1]
-            total = task.total if task.total is not None else max(task.completed, 1)
-            self._progress.update(self._task, total=total, completed=total, summary=summary)
+            if stopped:  # the bar shows how far it got
+                self._progress.update(self._task, summary=summary)
+            else:
+                total = task.total if task.total is not None else max(task.completed, 1)
+                self._progress.update(self._task, total=total, completed=total, summary=summary)
         self._task = None
 
 
@@ -136,6 +140,11 @@ class PlainProgress:
             parts.append(summary)
         self._print(", ".join(parts))
 
-    def finish(self, stage: str, summary: str = "") -> None:
+    def finish(self, stage: str, summary: str = "", stopped: bool = False) -> None:
         took = _duration(self._clock() - self._started)
-        self._print(f"{stage} finished in {took}" + (f": {summary}" if summary else ""))
+        if stopped:
+            done = f"{self._done}/{self._total}" if self._total else str(self._done)
+            ended = f"stopped after {took} at {done}"
+        else:
+            ended = f"finished in {took}"
+        self._print(f"{stage} {ended}" + (f": {summary}" if summary else ""))

@@ -45,3 +45,30 @@ def test_progress_lines_hold_no_control_characters():
     progress.update(5, 10, "killed 5")
     progress.finish("mutate", "10 mutants")
     assert all(ch == "\n" or ch.isprintable() for ch in out.getvalue())
+
+
+def test_a_stopped_stage_says_how_far_it_got():
+    out, clock = io.StringIO(), FakeClock()
+    progress = PlainProgress(out, clock=clock)
+    progress.start("mutate", total=2865)
+    progress.update(341, 2865)
+    clock.now += 300
+    progress.finish("mutate", "score 80.0%", stopped=True)
+    assert out.getvalue().splitlines()[-1] == (
+        "audit: mutate stopped after 5m00s at 341/2865: score 80.0%"
+    )
+
+
+def test_a_stopped_stage_leaves_its_bar_where_it_stopped():
+    from rich.console import Console
+
+    from auditor.progress import RichProgress
+
+    screen = io.StringIO()
+    with RichProgress(Console(file=screen, force_terminal=True, width=120)) as progress:
+        progress.start("mutate", total=2865)
+        progress.update(341, 2865)
+        progress.finish("mutate", "interrupted", stopped=True)
+    last_frame = screen.getvalue().rsplit("\r", 1)[-1]
+    assert "341/2865" in last_frame
+    assert "2865/2865" not in screen.getvalue()
