@@ -97,6 +97,7 @@ class CheckFinder:
     def __init__(self, module: TestModule, extra_names: set[str]) -> None:
         self.module = module
         self.extra_names = set(extra_names)
+        self._checking_methods: set[str] = set()
         self._checking_helpers = self._helpers_that_check()
 
     def _direct_checks(self, node: cst.CSTNode, helpers: set[str]) -> Iterator[Check]:
@@ -112,8 +113,13 @@ class CheckFinder:
                     yield Check("raises", child)
                 elif _is_checking_call(child, self.extra_names):
                     yield Check("call", child)
-                elif isinstance(child.func, cst.Name) and child.func.value in helpers:
+                elif self._calls_checking_helper(child, helpers):
                     yield Check("helper", child)
+
+    def _calls_checking_helper(self, call: cst.Call, helpers: set[str]) -> bool:
+        if isinstance(call.func, cst.Name):
+            return call.func.value in helpers
+        return _self_method(call) in self._checking_methods
 
     def _helpers_that_check(self) -> set[str]:
         """Local helpers whose body checks something, followed transitively."""
@@ -124,6 +130,12 @@ class CheckFinder:
             for name, function in self.module.helpers.items():
                 if name not in checking and any(self._direct_checks(function, checking)):
                     checking.add(name)
+                    changed = True
+            for name, method in self.module.methods.items():
+                if name not in self._checking_methods and any(
+                    self._direct_checks(method, checking)
+                ):
+                    self._checking_methods.add(name)
                     changed = True
         return checking
 
@@ -144,6 +156,15 @@ class CheckFinder:
                     check for later in after for check in self._direct_checks(later, set())
                 ) or any(isinstance(node, cst.Assert) for later in after for node in walk(later))
         return False
+
+
+def _self_method(call: cst.Call) -> str:
+    """`name` for a call `self.name(...)` (or `cls.name(...)`), else ''."""
+    func = call.func
+    on_self = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+    if on_self and func.value.value in ("self", "cls"):
+        return func.attr.value
+    return ""
 
 
 def _strip_not(expression: cst.BaseExpression) -> cst.BaseExpression:

@@ -128,5 +128,12 @@ RULES: dict[str, Rule] = {
             "patch the clock, seed the random generator, or inject the value",
         ),
         Rule("AT020", "writes outside tmp", "medium", "write under the tmp_path fixture instead"),
+        Rule(
+            "AT021",
+            "benchmark only",
+            "low",
+            "a benchmark, not an oracle test: assert on the value `benchmark(...)` returns "
+            "if it should also check the result",
+        ),
     )
 }

@@ -135,6 +135,8 @@ class TestModule:
     tests: list[TestFunction]
     helpers: dict[str, cst.FunctionDef]
     """Module-level non-test functions (and conftest ones), by name."""
+    methods: dict[str, cst.FunctionDef]
+    """Non-test methods of the file's classes, by name: helpers a test calls on `self`."""
     fixtures: dict[str, cst.FunctionDef]
     sut_names: set[str]
     """Names bound by imports from the code under test."""
@@ -221,9 +223,16 @@ def parse_test_module(
             tests.append(test)
 
     add_tests(list(module.body), "")
+    methods: dict[str, cst.FunctionDef] = {}
     for statement in module.body:
-        if isinstance(statement, cst.ClassDef) and _is_test_class(statement):
-            body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else []
+        if not isinstance(statement, cst.ClassDef):
+            continue
+        body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else []
+        for member in body:
+            is_helper = isinstance(member, cst.FunctionDef) and not is_fixture(member)
+            if is_helper and not member.name.value.startswith("test"):
+                methods.setdefault(member.name.value, member)
+        if _is_test_class(statement):
             add_tests(list(body), statement.name.value)
     text = module.code
     return TestModule(
@@ -232,6 +241,7 @@ def parse_test_module(
         positions=positions,
         tests=tests,
         helpers=helpers,
+        methods=methods,
         fixtures=fixtures,
         sut_names=_sut_imports(module, packages),
         packages=set(packages),

@@ -229,3 +229,38 @@ def test_same_assert_after_a_state_change_is_fine(codes):
         assert cart.total() == 0
     """
     assert "AT016" not in codes(body)
+
+
+def test_a_benchmark_without_a_check_is_a_benchmark_not_assertion_free(codes):
+    found = codes("def test_speed(benchmark):\n    benchmark(total, [1, 2])\n")
+    assert "AT001" not in found
+    assert "AT021" in found
+
+
+def test_a_benchmark_that_checks_its_result_is_no_smell(codes):
+    body = "def test_speed(benchmark):\n    assert benchmark(total, [1, 2]) == 3\n"
+    assert not {"AT001", "AT021"} & codes(body)
+
+
+def test_a_unittest_helper_method_that_asserts_is_a_check(codes):
+    body = """
+    class TestTotal(unittest.TestCase):
+        def _expect_sum(self, values, expected):
+            self.assertEqual(total(values), expected)
+
+        def test_two_values(self):
+            self._expect_sum([1, 2], 3)
+    """
+    assert "AT001" not in codes(body)
+
+
+def test_a_unittest_helper_method_that_checks_nothing_is_no_check(codes):
+    body = """
+    class TestTotal(unittest.TestCase):
+        def _run(self, values):
+            total(values)
+
+        def test_two_values(self):
+            self._run([1, 2])
+    """
+    assert "AT001" in codes(body)

@@ -206,3 +206,33 @@ def test_methods_of_test_classes_are_analyzed(codes):
 def test_fixtures_are_not_tests(codes):
     body = "@pytest.fixture\ndef test_data():\n    return total([1])\n"
     assert codes(body) == set()
+
+
+def test_a_loop_of_subtests_is_not_conditional_logic(codes):
+    body = """
+    class TestTotal(unittest.TestCase):
+        def test_cases(self):
+            for values, expected in [([1], 1), ([1, 2], 3)]:
+                with self.subTest(values=values):
+                    self.assertEqual(total(values), expected)
+    """
+    assert "AT015" not in codes(body)
+
+
+def test_a_loop_of_plain_asserts_is_conditional_logic(codes):
+    body = "def test_cases():\n    for n in [1, 2]:\n        assert total([n]) == n\n"
+    assert "AT015" in codes(body)
+
+
+def test_replacing_text_in_a_string_literal_is_not_a_file_write(codes):
+    body = "def test_csv():\n    assert total('''1,2'''.replace(',', ' ')) == 3\n"
+    assert "AT020" not in codes(body)
+
+
+def test_renaming_a_literal_path_outside_tmp_is_a_file_write(codes):
+    body = (
+        "def test_move():\n"
+        "    Path('/etc/app.conf').replace('/etc/app.bak')\n"
+        "    assert total([1])\n"
+    )
+    assert "AT020" in codes(body)

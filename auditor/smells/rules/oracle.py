@@ -16,6 +16,7 @@ from auditor.smells.source import (
     decorator_names,
     is_docstring,
     normalized,
+    parameter_names,
     walk,
 )
 
@@ -74,6 +75,11 @@ def assertion_free(context: TestContext) -> Iterator[Finding]:
         return
     if any(name.split(".")[-1] == "given" for name in decorator_names(context.test.node)):
         return  # a Hypothesis no-crash property: "does not raise" is its contract
+    if "benchmark" in parameter_names(context.test.node):
+        yield context.finding(
+            "AT021", None, "benchmark, not an oracle test: it times the code, checks no result"
+        )
+        return
     yield context.finding(
         "AT001", None, "test runs code but asserts nothing; it passes whatever the result"
     )

@@ -142,10 +142,23 @@ _BRANCHES = (
 )
 
 
+def _loop_of_subtests(node: cst.CSTNode) -> bool:
+    """`for case in cases: with self.subTest(case)` (or pytest-subtests' `subtests.test`):
+    each case is reported on its own, the unittest way of parametrizing."""
+    return isinstance(node, (cst.For, cst.While)) and any(
+        isinstance(item.item, cst.Call)
+        and call_name(item.item) in ("subTest", "test")
+        and isinstance(item.item.func, cst.Attribute)
+        for inner in walk(node)
+        if isinstance(inner, cst.With)
+        for item in inner.items
+    )
+
+
 def conditional_logic(context: TestContext) -> Iterator[Finding]:
     """AT015: an assertion inside if / for / while / match or a comprehension."""
     for node in walk(context.test.node):
-        if not isinstance(node, _BRANCHES):
+        if not isinstance(node, _BRANCHES) or _loop_of_subtests(node):
             continue
         inner_checks = [
             check for check in context.checks if any(n is check.node for n in walk(node))
@@ -229,7 +242,11 @@ def writes_outside_tmp(context: TestContext) -> Iterator[Finding]:
         target = None
         if (name == "open" and any(c in _open_mode(node) for c in "wax+")) or name in _WRITE_CALLS:
             target = _literal_path(node.args[0].value)
-        elif isinstance(node.func, cst.Attribute) and call_name(node) in _PATH_WRITE_METHODS:
+        elif (
+            isinstance(node.func, cst.Attribute)
+            and call_name(node) in _PATH_WRITE_METHODS
+            and isinstance(node.func.value, cst.Call)  # Path("..."), never a str's .replace()
+        ):
             target = _literal_path(node.func.value)
         if target is not None and _outside_tmp(target):
             yield context.finding(
