@@ -449,8 +449,7 @@ def smells(paths: tuple[str, ...], fail_on: str) -> None:
     )
     found = analyze(test_files, root, packages, config.assertion_helpers, config.disable_smells)
     for error in found.unparsable:
-        where = f"{error.file}:{error.line}" if error.line else error.file
-        click.echo(f"{where}: cannot parse: {error.message}")
+        click.echo(f"{error.location}: cannot parse: {error.message}")
     for smell in found.findings:
         click.echo(f"{smell.file}:{smell.line}: {smell.code} {smell.severity} {smell.message}")
     order = ["high", "medium", "low"]

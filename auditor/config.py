@@ -33,6 +33,9 @@ class GateConfig(_Strict):
     min_line_coverage: float | None = Field(default=None, ge=0, le=100)
     min_branch_coverage: float | None = Field(default=None, ge=0, le=100)
     max_failing_tests: int | None = Field(default=None, ge=0)
+    max_collection_errors: int = Field(default=0, ge=0)
+    """Test files pytest cannot collect (a syntax error, a failing import): the rest of
+    the suite is audited, and the gate fails unless this allows them."""
     max_smells: dict[Severity, int] = Field(default_factory=dict)
     min_mutation_score: float | None = Field(default=None, ge=0, le=100)
     min_covered_score: float | None = Field(default=None, ge=0, le=100)

@@ -226,6 +226,14 @@ def evaluate(
         conditions.append(
             _at_most("max_failing_tests", config.max_failing_tests, failing_tests(baseline))
         )
+    if baseline.collection_errors:  # checked by default: a file that never ran
+        conditions.append(
+            _at_most(
+                "max_collection_errors",
+                config.max_collection_errors,
+                len(baseline.collection_errors),
+            )
+        )
     for severity, limit in sorted(config.max_smells.items()):
         conditions.append(_at_most(f"max_smells.{severity}", limit, smells.counts[severity]))
     conditions += _mutation_conditions(config, mutation, probes)

@@ -113,6 +113,10 @@ class CollectionError(_Model):
     line: int | None = None
     """Where parsing stopped, when known."""
 
+    @property
+    def location(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
 
 class ObservedFunction(_Model):
     """Distinct argument values the passing tests gave one function (a few at most)."""

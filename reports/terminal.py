@@ -164,7 +164,7 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
         table.add_column("outcome")
         table.add_column("why")
         for error in baseline.collection_errors:
-            table.add_row(error.file, "collection error", error.message)
+            table.add_row(error.location, "collection error", error.message)
         for test in excluded:
             table.add_row(test.nodeid, test.outcome, test.message)
         console.print(table)
@@ -195,9 +195,9 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
             console.print(f"... and {hidden} more in the JSON report")
 
     for error in report.smells.unparsable:
-        where = f"{error.file}:{error.line}" if error.line else error.file
         console.print(
-            f"[yellow]smells: {escape(where)} not analysed: {escape(error.message)}[/yellow]",
+            f"[yellow]smells: {escape(error.location)} not analysed: "
+            f"{escape(error.message)}[/yellow]",
             soft_wrap=True,
         )
 

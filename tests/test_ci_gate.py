@@ -208,3 +208,29 @@ def test_a_ci_log_gets_a_plain_line_per_stage(project_copy):
     for stage in ("discover", "baseline", "smells", "mutate", "gate"):
         assert f"audit: {stage} started" in lines
         assert any(line.startswith(f"audit: {stage} finished in ") for line in lines)
+
+
+@pytest.fixture
+def one_file_broken(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "1"\n')
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_bad.py").write_text("from calc import add\n\n\ndef test_bad(:\n")
+    (tmp_path / "tests" / "test_add.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n"
+    )
+    return tmp_path
+
+
+def test_a_test_file_that_cannot_be_collected_fails_the_gate_by_default(one_file_broken):
+    result = run_audit("tests", "--no-mutation", "--no-probes", cwd=one_file_broken)
+    assert result.returncode == 1, result.stderr
+    assert "tests/test_bad.py:4" in result.stdout
+    assert "max_collection_errors: 1 > 0" in result.stdout
+
+
+def test_max_collection_errors_lets_a_known_broken_file_pass(one_file_broken):
+    config = one_file_broken / "pyproject.toml"
+    config.write_text(config.read_text() + "\n[tool.audit.gate]\nmax_collection_errors = 1\n")
+    result = run_audit("tests", "--no-mutation", "--no-probes", cwd=one_file_broken)
+    assert result.returncode == 0, result.stdout

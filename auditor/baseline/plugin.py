@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import resource
 import signal
 import sys
@@ -41,6 +42,22 @@ def _short_message(report: pytest.TestReport | pytest.CollectReport) -> str:
     lines = [line for line in text.splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith("E ")]
     return (errors or lines or [""])[-1].lstrip("E ").strip()
+
+
+_TRACEBACK_LINE = re.compile(
+    r'File "(?P<file>[^"]+)", line (?P<line>\d+)|(?P<short>\S+\.py):(?P<n>\d+): '
+)
+
+
+def _line_in(traceback: str, path: str) -> int | None:
+    """The last line of `path` a collection error's traceback names (a syntax error's
+    position, the failing import)."""
+    found = None
+    wanted = os.path.realpath(path)
+    for match in _TRACEBACK_LINE.finditer(traceback):
+        if os.path.realpath(match["file"] or match["short"]) == wanted:
+            found = int(match["line"] or match["n"])
+    return found
 
 
 class BaselinePlugin:
@@ -95,7 +112,8 @@ class BaselinePlugin:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             path = str(report.fspath) if getattr(report, "fspath", None) else report.nodeid
-            self.emit(protocol.COLLECT_ERROR, path=path, message=_short_message(report))
+            line = _line_in(str(report.longrepr or ""), path)
+            self.emit(protocol.COLLECT_ERROR, path=path, message=_short_message(report), line=line)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:

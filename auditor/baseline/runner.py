@@ -33,7 +33,7 @@ class ChildOutcome:
     """What the last (complete) child run produced, plus tests removed along the way."""
 
     results: list[dict[str, Any]]
-    collection_errors: list[dict[str, str]]
+    collection_errors: list[dict[str, Any]]
     removed: list[dict[str, Any]]
     data_file: Path
     restarts: int
@@ -231,7 +231,7 @@ class BaselineRunner:
                 return ChildOutcome(
                     results=[e for e in attempt.events if e["kind"] == protocol.RESULT],
                     collection_errors=[
-                        {"file": e["path"], "message": e["message"]}
+                        {"file": e["path"], "message": e["message"], "line": e.get("line")}
                         for e in attempt.events
                         if e["kind"] == protocol.COLLECT_ERROR
                     ],

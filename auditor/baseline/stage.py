@@ -49,7 +49,9 @@ def _measure(
     outcome = _runner(project, config, scratch / "measured").run(progress)
     collection_errors = sorted(
         (
-            CollectionError(file=relative(e["file"], project.root), message=e["message"])
+            CollectionError(
+                file=relative(e["file"], project.root), message=e["message"], line=e["line"]
+            )
             for e in outcome.collection_errors
         ),
         key=lambda error: error.file,

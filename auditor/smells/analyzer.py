@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -52,16 +53,21 @@ def _first_line(error: Exception) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-def _error_line(error: Exception, raw: bytes) -> int | None:
-    if isinstance(error, cst.ParserSyntaxError):
-        return error.raw_line
-    if isinstance(error, SyntaxError) and error.lineno:
-        return error.lineno
+def _parse_error(file: str, error: Exception, raw: bytes) -> CollectionError:
+    """Python's own message and line where it has one (libcst's point at where its
+    parser gave up, often the end of the statement)."""
+    try:
+        ast.parse(raw)
+    except SyntaxError as python_says:
+        return CollectionError(file=file, message=python_says.msg, line=python_says.lineno)
+    except ValueError:
+        pass
+    line = error.raw_line if isinstance(error, cst.ParserSyntaxError) else None
     try:
         raw.decode("utf-8")
-    except UnicodeDecodeError as bad:
-        return raw[: bad.start].count(b"\n") + 1
-    return None
+    except UnicodeDecodeError as bad:  # Python reads it; libcst does not
+        line = raw[: bad.start].count(b"\n") + 1
+    return CollectionError(file=file, message=_first_line(error), line=line)
 
 
 def analyze_module(module: TestModule, assertion_helpers: set[str]) -> list[Finding]:
@@ -104,9 +110,7 @@ def analyze(
         except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
             # SyntaxError: libcst reads the encoding as Python does, and a byte that is
             # not UTF-8 in a file without a coding line is "invalid or missing encoding".
-            error = CollectionError(
-                file=relative, message=_first_line(exc), line=_error_line(exc, raw)
-            )
+            error = _parse_error(relative, exc, raw)
             unparsable.append(error)
             continue
         tests_by_name = {test.qualname: test for test in module.tests}
