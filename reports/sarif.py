@@ -10,6 +10,7 @@ from typing import Any
 
 from auditor.report import Report, Severity
 from auditor.smells.catalog import RULES
+from reports.summary import FINDING_TITLES
 
 _SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL: dict[Severity, str] = {"high": "error", "medium": "warning", "low": "note"}
@@ -151,7 +152,7 @@ def render(report: Report) -> str:
     for finding in report.probes.findings if report.probes else []:
         rule = _PROBE_RULES[finding.kind]
         level = _RULE_LEVELS[rule]
-        text = f"{finding.function}: {finding.message}"
+        text = f"{FINDING_TITLES[finding.kind]} in {finding.function}: {finding.message}"
         if finding.input:
             text += f" Input: {finding.input} {finding.observed}."
         key = f"{rule}:{finding.file}:{finding.function}:{finding.line}:{finding.message}"

@@ -48,8 +48,8 @@ def _render_mutation(mutation, console: Console, notes: list[str]) -> None:
     survivors = [m for m in mutation.mutants if m.status == "Survived"]
     if survivors:
         table = Table(title="surviving mutants (first 10)", title_justify="left")
-        table.add_column("where", no_wrap=True)
-        table.add_column("change")
+        table.add_column("where", overflow="fold")
+        table.add_column("change", overflow="fold")
         for mutant in survivors[:_SHOWN_SURVIVORS]:
             table.add_row(f"{mutant.file}:{mutant.line}", mutant.description)
         console.print(table)
@@ -73,14 +73,14 @@ def _render_probes(report: Report, console: Console) -> None:
     if not report.probes.findings:
         return
     table = Table(title="probe findings", title_justify="left")
-    table.add_column("where")
-    table.add_column("finding")
-    table.add_column("input")
+    table.add_column("where", overflow="fold")
+    table.add_column("finding", overflow="fold")
+    table.add_column("input", overflow="fold")
     for finding in report.probes.findings[:_SHOWN_FINDINGS]:
         table.add_row(
             f"{finding.file}:{finding.line}",
             f"{FINDING_TITLES[finding.kind]}: {finding.message}",
-            finding.input[:80],
+            finding.input,
         )
     console.print(table)
     hidden = len(report.probes.findings) - _SHOWN_FINDINGS
@@ -160,9 +160,9 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
     excluded = [test for test in baseline.tests if test.outcome not in ("passed", "skipped")]
     if excluded or baseline.collection_errors:
         table = Table(title="not audited (did not pass on the original code)", title_justify="left")
-        table.add_column("test")
+        table.add_column("test", overflow="fold")
         table.add_column("outcome")
-        table.add_column("why")
+        table.add_column("why", overflow="fold")
         for error in baseline.collection_errors:
             table.add_row(error.location, "collection error", error.message)
         for test in excluded:
@@ -181,9 +181,9 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
         order = {"high": 0, "medium": 1, "low": 2}
         worst = sorted(report.smells.findings, key=lambda s: (order[s.severity], s.file, s.line))
         table = Table(title="top findings", title_justify="left")
-        table.add_column("where")
+        table.add_column("where", overflow="fold")
         table.add_column("rule")
-        table.add_column("finding")
+        table.add_column("finding", overflow="fold")
         for smell in worst[:_SHOWN_FINDINGS]:
             style = _SEVERITY_STYLE[smell.severity]
             table.add_row(

@@ -142,7 +142,7 @@ def _crashes(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[Probe
             message = f"hangs: no return within {spec.call_timeout:g}s"
         else:
             place = f"{_relative(spec, file)}:{line}" if file else "inside the call"
-            message = f"unhandled {type(outcome.error).__name__} at {place}"
+            message = f"{type(outcome.error).__name__} at {place}"
         doc = f"Found by audit: {subject.call_text(example)[:120]} {outcome.describe()[:80]}."
         doc = doc.replace('"""', "'''").replace("\\", "\\\\")
         suggested = _suggest(subject, example, outcome, f"crash {message}", doc)
@@ -192,7 +192,7 @@ def _error_paths(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[P
         example = _search(subject, reaches, spec.max_examples, counter)
         short = name.rsplit(".", 1)[-1]
         why = "no passing test reaches it" if unreached else f"no test expects {short}"
-        message = f"`raise {short}` is untested: {why}"
+        message = f"`raise {short}`: {why}"
         if example is None:
             findings.append(
                 ProbeFinding(
@@ -257,7 +257,7 @@ def _untried_edges(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list
                     if new_lines
                     else "takes a path no tried input takes"
                 )
-            message = f"edge class '{edge_class}' of `{param}` never tried; there it {differs}"
+            message = f"'{edge_class}' of `{param}`; there it {differs}"
             doc = f"Edge class {edge_class!r} of {param}: pins today's behaviour (review it)."
             suggested = _suggest(subject, example, outcome, f"edge {param} {edge_class}", doc)
             findings.append(

@@ -50,7 +50,7 @@ def test_a_crash_comes_with_a_suggested_test_that_pins_it(fixture_runs):
 def test_an_error_path_no_test_expects_is_reported_with_an_input_reaching_it(fixture_runs):
     _, report, _, _ = fixture_runs["textkit", "tests_shallow"]
     (path,) = _findings(report, "untested_error_path", "to_roman")
-    assert path["message"] == "`raise TypeError` is untested: no test expects TypeError"
+    assert path["message"] == "`raise TypeError`: no test expects TypeError"
     assert path["observed"] == "raises TypeError: expected an int"
 
 
