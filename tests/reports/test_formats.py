@@ -111,3 +111,30 @@ def test_terminal_names_a_test_file_the_smell_check_could_not_read(report):
     console = Console(record=True, width=200)
     terminal.render(edited, console)
     assert "smells: tests/test_latin.py:1 not analysed: invalid encoding" in (console.export_text())
+
+
+def test_terminal_folds_long_locations_and_inputs_instead_of_cutting_them(report):
+    from rich.console import Console
+
+    from auditor.report import ProbeFinding
+    from reports import terminal
+
+    edited = report.model_copy(deep=True)
+    location = "src/package/with/a/rather/deep/module_path_name.py"
+    call = "parse_the_long_function_name(" + ", ".join(f"'{n:03d}'" for n in range(30)) + ")"
+    finding = ProbeFinding(
+        kind="unhandled_crash",
+        file=location,
+        function="parse",
+        line=1234,
+        message="ValueError at " + location + ":1240",
+        input=call,
+        observed="raised ValueError",
+    )
+    assert edited.probes is not None, "the markup fixture's run probes"
+    edited.probes.findings = [finding]
+    console = Console(record=True, width=80)
+    terminal.render(edited, console)
+    text = "".join(console.export_text().split())  # folded cells, joined back up
+    assert f"{location}:1234" in text
+    assert "".join(call.split()) in text
