@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from auditor.report import Mutant, MutationScores, Report
+from auditor.report import Mutant, MutationScores, MutationSection, Report
 
 
 @dataclass(frozen=True)
@@ -64,11 +64,36 @@ def _killing_share(report: Report) -> float | None:
     return round(100.0 * killing / len(report.mutation.tests), 2)
 
 
+@dataclass(frozen=True)
+class HeadlineScores:
+    """The scores every output shows: the estimate's where the run sampled (the mutants
+    that ran are a sample, their raw score is not the suite's), else the measured ones."""
+
+    score: float | None
+    covered_score: float | None
+    survived: float | None
+    estimated: bool
+
+
+def headline_scores(mutation: MutationSection | None) -> HeadlineScores:
+    if mutation is None:
+        return HeadlineScores(None, None, None, estimated=False)
+    estimate = mutation.estimate
+    if estimate is not None:
+        return HeadlineScores(
+            estimate.score, estimate.covered_score, round(estimate.survived), estimated=True
+        )
+    scores = mutation.scores
+    return HeadlineScores(
+        scores.score, scores.covered_score, scores.counts.survived, estimated=False
+    )
+
+
 def figures(report: Report) -> list[Figure]:
     totals = report.coverage.totals
     mutation = report.mutation
-    scores = mutation.scores if mutation else None
-    survived = scores.counts.survived if scores else None
+    headline = headline_scores(mutation)
+    estimated = " (estimated from a sample)" if headline.estimated else ""
     return [
         Figure(
             "line_coverage",
@@ -89,18 +114,19 @@ def figures(report: Report) -> list[Figure]:
         Figure(
             "mutation_score",
             "mutation score",
-            scores.score if scores else None,
+            headline.score,
             "%",
             "higher",
-            "injected bugs the suite detects, of all valid mutants",
+            "injected bugs the suite detects, of all valid mutants" + estimated,
         ),
         Figure(
             "covered_score",
             "score on covered code",
-            scores.covered_score if scores else None,
+            headline.covered_score,
             "%",
             "higher",
-            "injected bugs detected in code the tests run: how well they check what they run",
+            "injected bugs detected in code the tests run: how well they check what they run"
+            + estimated,
         ),
         Figure(
             "oracle_gap",
@@ -121,10 +147,10 @@ def figures(report: Report) -> list[Figure]:
         Figure(
             "surviving",
             "surviving mutants",
-            survived,
+            headline.survived,
             "",
             "lower",
-            "injected bugs the tests run over without noticing",
+            "injected bugs the tests run over without noticing" + estimated,
         ),
         Figure(
             "pseudo_tested",

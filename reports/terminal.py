@@ -14,6 +14,7 @@ from reports.summary import (
     FINDING_TITLES,
     failed_conditions,
     hardening_summary,
+    headline_scores,
     probe_summary,
     scope_notes,
 )
@@ -130,15 +131,16 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
         )
     mutation = report.mutation
     if mutation is not None:
-        scores = mutation.scores
-        counts = scores.counts
+        counts = mutation.scores.counts
+        shown = headline_scores(mutation)
+        estimated = " (ESTIMATE)" if shown.estimated else ""
         headline.add_row(
-            "mutation score (detected / valid)",
-            _percent(scores.score) if scores.score is not None else "-",
+            f"mutation score (detected / valid){estimated}",
+            _percent(shown.score) if shown.score is not None else "-",
         )
         headline.add_row(
-            "score on covered code",
-            _percent(scores.covered_score) if scores.covered_score is not None else "-",
+            f"score on covered code{estimated}",
+            _percent(shown.covered_score) if shown.covered_score is not None else "-",
         )
         headline.add_row(
             "mutants killed / survived / no coverage / timeout",

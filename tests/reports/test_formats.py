@@ -138,3 +138,28 @@ def test_terminal_folds_long_locations_and_inputs_instead_of_cutting_them(report
     text = "".join(console.export_text().split())  # folded cells, joined back up
     assert f"{location}:1234" in text
     assert "".join(call.split()) in text
+
+
+def test_a_sampled_run_shows_the_estimates_scores_everywhere(report):
+    from rich.console import Console
+
+    from auditor.report import Estimate
+    from reports import terminal
+    from reports.summary import figures
+
+    edited = report.model_copy(deep=True)
+    edited.mutation.estimate = Estimate(
+        sampled=60, population=400, seed=0, score=88.1, score_low=80.0, score_high=93.0,
+        covered_score=90.2, covered_low=83.0, covered_high=95.0, survived=47.6,
+        survived_high=80.0,
+    )  # fmt: skip
+    shown = {figure.key: figure.value for figure in figures(edited)}
+    assert (shown["mutation_score"], shown["covered_score"], shown["surviving"]) == (
+        88.1,
+        90.2,
+        48,
+    )
+    console = Console(record=True, width=200)
+    terminal.render(edited, console)
+    assert "mutation score (detected / valid) (ESTIMATE)" in console.export_text()
+    assert "88.1%" in console.export_text()
