@@ -129,3 +129,26 @@ def test_a_conftest_that_mentions_a_name_makes_every_test_a_reader(tmp_path):
         support=("tests/conftest.py",),
     )
     assert found.readers(frozenset({"RATES"})).every_test
+
+
+def test_a_bare_call_at_import_time_that_reads_a_name_makes_every_test_a_reader(tmp_path):
+    source = textwrap.dedent(
+        """\
+        INFO = {'len': 1}
+        SIGNATURES = {}
+
+
+        def build(info=INFO):
+            SIGNATURES.update(info)
+
+
+        build()
+
+
+        def arity(name):
+            return SIGNATURES[name]
+        """
+    )
+    found = index(tmp_path, {"sigs.py": source})
+    binding = found.binding_at("sigs.py", 1, 1)
+    assert found.readers(found.closure(binding.names)).every_test

@@ -116,7 +116,9 @@ class Readers:
     test_files: frozenset[str]
     """Files of tests (test modules, or modules whose doctests run) that mention one."""
     every_test: bool
-    """A conftest or a test helper mentions one: any test may read it."""
+    """A conftest or a test helper mentions one, or an import-time statement whose
+    effect no name says (`register(TABLE)`, `build_registry()`) reads one: any test may
+    read what it made."""
 
 
 class ReadIndex:
@@ -214,7 +216,10 @@ class ReadIndex:
             test_files=frozenset(
                 file for file, words in self.file_words.items() if not words.isdisjoint(names)
             ),
-            every_test=not self.support_words.isdisjoint(names),
+            every_test=not self.support_words.isdisjoint(names)
+            or any(
+                statement.dynamic for name in names for statement in self.mentioned_by.get(name, ())
+            ),
         )
 
 
