@@ -152,3 +152,22 @@ def test_a_bare_call_at_import_time_that_reads_a_name_makes_every_test_a_reader(
     found = index(tmp_path, {"sigs.py": source})
     binding = found.binding_at("sigs.py", 1, 1)
     assert found.readers(found.closure(binding.names)).every_test
+
+
+def test_modules_of_the_package_outside_the_mutated_scope_are_read_too(tmp_path):
+    from auditor.discovery import discover
+    from auditor.engine.stage import read_index
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "pkg"\nversion = "1"\n')
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from pkg import sigs\n\nsigs.build()\n")
+    (package / "sigs.py").write_text(
+        "INFO = {'len': 1}\nSIGNATURES = {}\n\n\ndef build():\n    SIGNATURES.update(INFO)\n"
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_sigs.py").write_text("def test_a():\n    assert 1\n")
+    project = discover(["tests"], ["pkg/sigs.py"], tmp_path)
+    found = read_index(project)
+    binding = found.binding_at("pkg/sigs.py", 5, 5)
+    assert found.readers(found.closure(binding.names)).every_test

@@ -100,7 +100,20 @@ def read_index(project: Project) -> ReadIndex:
         if path not in test_files
     }
     support.update(project.conftest_files)
-    return ReadIndex(project.root, project.source_files, sorted(test_files), sorted(support))
+    return ReadIndex(project.root, _package_files(project), sorted(test_files), sorted(support))
+
+
+def _package_files(project: Project) -> list[Path]:
+    """The files under test and every other module of their packages: code outside the
+    mutated scope reads what it makes too (toolz's `__init__` builds the registry that
+    `_signatures.py`'s tables feed, while `[tool.audit] src` names only the modules)."""
+    files = set(project.source_files)
+    for path in project.source_files:
+        for root in project.source_roots:
+            if root in path.parents and len(path.relative_to(root).parts) > 1:
+                package = root / path.relative_to(root).parts[0]
+                files.update(package.rglob("*.py"))
+    return sorted(files - set(project.test_files))
 
 
 def _patch(mutant: PlannedMutant) -> dict[str, Any]:
