@@ -389,7 +389,7 @@ class Planner:
                 __version__,
                 mutant_id,
                 site.replacement,
-                key_of_code if mutant.path == "swap" else source,
+                key_of_code if mutant.path == "swap" else (source, mutant.rerun_lines),
                 tests_run.contents,
                 reach.contents,
                 self.shared_sources,
