@@ -117,6 +117,11 @@ def test_the_sites_and_code_made_during_the_baseline_are_the_ones_planning_uses(
     monkeypatch.setattr(plan_module, "find_mutations", not_again)
     monkeypatch.setattr(plan_module, "compile_module", not_again)
     helped = run_audit(["tests_strong"], config, project_copy("ledger", "helped/ledger"))
+
+    def verdicts(report):  # named first, so a difference reads as the mutants that differ
+        return {m.id: (m.status, m.killed_by, m.covered_by) for m in report.mutation.mutants}
+
+    assert verdicts(helped) == verdicts(usual)
     assert stable(helped.model_dump(mode="json")) == stable(usual.model_dump(mode="json"))
 
 
