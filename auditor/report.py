@@ -28,6 +28,7 @@ Schema history:
   7: `mutation.mutants[].path` `subprocess` (code only Python subprocesses of the tests
      run, mutated through an import hook); `copy` is now only the fallback.
      `cut_by_budget` and `probes.stopped_by_budget`: the time budget covers the run.
+     Later, optional: `baseline.collection_errors[].line` and `smells.unparsable[].line`.
 """
 
 from __future__ import annotations
