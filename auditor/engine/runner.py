@@ -36,7 +36,7 @@ class RunnerPlugin:
         self.results = results
         self.failed_in_child = False
         self.failed_by_check = False
-        self.sources: dict[str, str] = {}
+        self.sources: dict[str, tuple[str, str]] = {}
 
     def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
         # A check (assert, pytest.raises, pytest.fail) failing is an oracle at work; any
@@ -98,8 +98,8 @@ class RunnerPlugin:
             return {"id": job.id, "status": "RuntimeError", "detail": "no covering test collected"}
         mutated = ""
         if job.source_digest:
-            original = self.original_source(job.file)
-            if text_digest(original) != job.source_digest:
+            original, digest = self.original_source(job.file)
+            if digest != job.source_digest:
                 detail = f"{job.file} changed on disk during the run"
                 return {"id": job.id, "status": "RuntimeError", "detail": detail}
             mutated = job.mutated(original)
@@ -132,13 +132,14 @@ class RunnerPlugin:
     def served_mutant(self, child: int) -> ServedMutant:
         return ServedMutant(Path(self.spec.scratch) / f"mutant-{child}.json")
 
-    def original_source(self, file: str) -> str:
-        """The file's text as the planner read it; read once per runner."""
+    def original_source(self, file: str) -> tuple[str, str]:
+        """The file's text and its digest, read and digested once per runner."""
         if file not in self.sources:
             try:
-                self.sources[file] = Path(file).read_text(encoding="utf-8")
+                text = Path(file).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
-                self.sources[file] = ""
+                text = ""
+            self.sources[file] = (text, text_digest(text))
         return self.sources[file]
 
     def _child(
