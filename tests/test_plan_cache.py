@@ -118,10 +118,16 @@ def test_the_sites_and_code_made_during_the_baseline_are_the_ones_planning_uses(
     monkeypatch.setattr(plan_module, "compile_module", not_again)
     helped = run_audit(["tests_strong"], config, project_copy("ledger", "helped/ledger"))
 
-    def verdicts(report):  # named first, so a difference reads as the mutants that differ
+    def verdicts(report):
         return {m.id: (m.status, m.killed_by, m.covered_by) for m in report.mutation.mutants}
 
-    assert verdicts(helped) == verdicts(usual)
+    usual_verdicts, helped_verdicts = verdicts(usual), verdicts(helped)
+    differing = {
+        mutant_id: (usual_verdicts.get(mutant_id), helped_verdicts.get(mutant_id))
+        for mutant_id in sorted(usual_verdicts.keys() | helped_verdicts.keys())
+        if usual_verdicts.get(mutant_id) != helped_verdicts.get(mutant_id)
+    }
+    assert differing == {}
     assert stable(helped.model_dump(mode="json")) == stable(usual.model_dump(mode="json"))
 
 

@@ -244,11 +244,13 @@ class Planner:
         """Fastest first, by duration class, then by name.
 
         Exact durations vary from run to run; the killing test must not. Tests under
-        0.1 s share one class (ordered by name); slower ones go later by powers of two."""
+        half a second share one class (ordered by name): a unit test of a few
+        milliseconds stays there even on a machine loaded many times over. Slower ones
+        go later by powers of two."""
 
         def duration_class(nodeid: str) -> int:
             duration = self.durations.get(nodeid, 0.0)
-            return 0 if duration < 0.1 else 1 + int(math.log2(duration / 0.1))
+            return 0 if duration < 0.5 else 1 + int(math.log2(duration / 0.5))
 
         return sorted(tests, key=lambda nodeid: (duration_class(nodeid), nodeid))
 
