@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -37,7 +38,10 @@ MOCK_ATTRIBUTES = {
     "await_args",
     "awaited",
 }
-_CHECK_WORDS = ("assert", "check", "verify")
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_RUNNERS_THAT_CHECK = {"check_call", "check_output"}
+"""subprocess's: they raise when the command fails."""
+_CHECKER_WORDS = {"check", "verify", "expect", "ensure"}
 _PREDICATE_PREFIXES = (
     "is",
     "has",
@@ -70,20 +74,32 @@ class Check:
     node: cst.CSTNode
 
 
+def _first_word(name: str) -> str:
+    """`assert` for `assertEqual`, `assert_called_once` and `assertThat`; `isbn` for
+    `ISBNChecker`."""
+    words = _WORD.findall(name)
+    return words[0].lower() if words else ""
+
+
 def _is_checking_call(call: cst.Call, extra_names: set[str]) -> bool:
+    """Configured helpers and real assertion APIs: `assert*` methods and functions
+    (unittest, mock, numpy.testing, assertpy), pytest-check's `check.*`, `pytest.fail`,
+    subprocess's checking runners. A name that merely contains "check" (`ISBNChecker`,
+    `validator.check(...)`) is code under test, not a check."""
     name = call_name(call)
     full = dotted_name(call.func)
     if name in extra_names or full in extra_names:
         return True
-    if full in ("pytest.fail", "fail"):
+    if full in ("pytest.fail", "fail") or full.startswith("check."):
         return True
     if name == "run" and any(
         arg.keyword and arg.keyword.value == "check" and dotted_name(arg.value) == "True"
         for arg in call.args
     ):
         return True
-    lowered = name.lower()
-    return any(word in lowered for word in _CHECK_WORDS)
+    if name in _RUNNERS_THAT_CHECK:
+        return True
+    return _first_word(name) == "assert"
 
 
 def _raises_item(item: cst.WithItem) -> bool:
@@ -100,8 +116,10 @@ class CheckFinder:
         self._checking_methods: set[str] = set()
         self._checking_helpers = self._helpers_that_check()
 
-    def _direct_checks(self, node: cst.CSTNode, helpers: set[str]) -> Iterator[Check]:
-        for child in walk(node):
+    def _direct_checks(
+        self, node: cst.CSTNode, helpers: set[str], into_functions: bool = False
+    ) -> Iterator[Check]:
+        for child in walk(node, into_functions):
             if isinstance(child, cst.Assert):
                 yield Check("assert", child)
             elif isinstance(child, cst.Raise):
@@ -111,10 +129,23 @@ class CheckFinder:
             elif isinstance(child, cst.Call):
                 if call_name(child) in RAISES_CONTEXTS and len(child.args) > 1:
                     yield Check("raises", child)
-                elif _is_checking_call(child, self.extra_names):
+                elif _is_checking_call(child, self.extra_names) or self._imported_checker(child):
                     yield Check("call", child)
                 elif self._calls_checking_helper(child, helpers):
                     yield Check("helper", child)
+            elif isinstance(child, cst.Arg) and dotted_name(child.value) in helpers:
+                yield Check("helper", child)  # a checking helper handed over as a callback
+
+    def _imported_checker(self, call: cst.Call) -> bool:
+        """`check_totals(...)`, `verify(...)`, `expect(...)`: a function the file imports
+        from elsewhere than the code under test (a shared test helper, approvaltests,
+        Playwright). The file's own helpers are judged by their bodies instead."""
+        if not isinstance(call.func, cst.Name):
+            return False
+        name = call.func.value
+        if name in self.module.helpers or name in self.module.sut_names:
+            return False
+        return _first_word(name) in _CHECKER_WORDS
 
     def _calls_checking_helper(self, call: cst.Call, helpers: set[str]) -> bool:
         if isinstance(call.func, cst.Name):
@@ -140,7 +171,9 @@ class CheckFinder:
         return checking
 
     def checks(self, test: TestFunction) -> list[Check]:
-        found = list(self._direct_checks(test.node, self._checking_helpers))
+        """The test's checks, those in the functions and lambdas it defines included: a
+        callback it hands to the code under test checks what the code passes it."""
+        found = list(self._direct_checks(test.node, self._checking_helpers, True))
         for param in parameter_names(test.node):
             fixture = self.module.fixtures.get(param)
             if fixture is not None and self._teardown_checks(fixture):

@@ -150,6 +150,15 @@ class TestModule:
         return position.start.line if position is not None else 0
 
 
+_NOT_CALLABLE = {"property", "cached_property", "setter", "getter", "deleter"}
+"""Decorators that make a `def` something pytest does not collect: it collects only what
+is callable."""
+
+
+def _collected_by_pytest(function: cst.FunctionDef) -> bool:
+    return not any(name.split(".")[-1] in _NOT_CALLABLE for name in decorator_names(function))
+
+
 def _is_test_class(node: cst.ClassDef) -> bool:
     bases = [dotted_name(arg.value) for arg in node.bases]
     if any(base.endswith("TestCase") for base in bases):
@@ -214,6 +223,8 @@ def parse_test_module(
             if not name.startswith("test"):
                 if not class_name:
                     helpers[name] = statement
+                continue
+            if not _collected_by_pytest(statement):
                 continue
             qualname = f"{class_name}.{name}" if class_name else name
             test = TestFunction(qualname, statement, positions[statement].start.line, class_name)

@@ -264,3 +264,74 @@ def test_a_unittest_helper_method_that_checks_nothing_is_no_check(codes):
             self._run([1, 2])
     """
     assert "AT001" in codes(body)
+
+
+def test_an_assert_in_a_callback_the_test_defines_is_a_check(codes):
+    body = """
+    def test_the_callback_gets_the_total():
+        def received(value):
+            assert value == 3
+
+        total([1, 2], then=received)
+    """
+    assert "AT001" not in codes(body)
+
+
+def test_a_lambda_that_asserts_through_a_method_is_a_check(codes):
+    body = """
+    class TestTotal(unittest.TestCase):
+        def test_the_callback_gets_the_total(self):
+            total([1, 2], then=lambda value: self.assertEqual(value, 3))
+    """
+    assert "AT001" not in codes(body)
+
+
+def test_a_checking_helper_handed_over_as_a_callback_is_a_check(codes):
+    body = """
+    def expect_three(value):
+        assert value == 3
+
+    def test_the_callback_gets_the_total():
+        total([1, 2], then=expect_three)
+    """
+    assert "AT001" not in codes(body)
+
+
+def test_a_class_whose_name_contains_check_is_code_under_test(codes):
+    body = "def test_a():\n    shop.ISBNChecker('978-0-306-40615-7').is_isbn_13()\n"
+    assert "AT001" in codes(body)
+
+
+def test_a_method_named_check_on_the_code_under_test_is_no_check(codes):
+    body = "def test_a():\n    Cart().check()\n"
+    assert "AT001" in codes(body)
+
+
+def test_a_function_named_check_from_the_code_under_test_is_no_check(codes):
+    body = """
+    from shop import check_stock
+
+    def test_a():
+        check_stock(3)
+    """
+    assert "AT001" in codes(body)
+
+
+def test_an_imported_test_helper_named_check_is_a_check(codes):
+    body = """
+    from tests.helpers import check_round_trip
+
+    def test_a():
+        check_round_trip(Cart())
+    """
+    assert "AT001" not in codes(body)
+
+
+def test_pytest_check_calls_are_checks(codes):
+    body = "def test_a():\n    check.equal(total([1]), 1)\n"
+    assert "AT001" not in codes(body)
+
+
+def test_a_camel_case_assertion_api_is_a_check(codes):
+    body = "def test_a():\n    assertThat(total([1])).isEqualTo(1)\n"
+    assert "AT001" not in codes(body)

@@ -236,3 +236,16 @@ def test_renaming_a_literal_path_outside_tmp_is_a_file_write(codes):
         "    assert total([1])\n"
     )
     assert "AT020" in codes(body)
+
+
+def test_a_cached_property_named_like_a_test_is_not_a_test():
+    body = """
+    class TestCart:
+        @functools.cached_property
+        def test_cart(self):
+            return Cart()
+
+        def test_a_new_cart_is_empty(self):
+            assert self.test_cart.total() == 0
+    """
+    assert [(f.code, f.test) for f in findings_for(body)] == []
