@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import fnmatch
 import os
 import re
 import sys
+from collections.abc import Sequence
 from types import CodeType, FrameType
 from typing import Any
 
@@ -93,28 +95,39 @@ def describe(value: object) -> list[str]:
 class CallRecorder:
     """The profile hook, installed only while a test phase runs (`start`/`stop`)."""
 
-    def __init__(self, source_dirs: list[str]) -> None:
-        self._roots = tuple(os.path.realpath(d).rstrip(os.sep) + os.sep for d in source_dirs)
-        self._wanted: dict[str, bool] = {}
+    def __init__(self, source_dirs: list[str], omit: Sequence[str] = ()) -> None:
+        given = [d.rstrip(os.sep) + os.sep for d in source_dirs]
+        real = [os.path.realpath(d).rstrip(os.sep) + os.sep for d in source_dirs]
+        self._roots = tuple(sorted({*given, *real}))
+        self._cwd = os.getcwd().rstrip(os.sep) + os.sep
+        self._omit = tuple(omit)
+        self._wanted: dict[str, str | None] = {}
         self.calls: dict[tuple[str, str], list[dict[str, list[str]]]] = {}
         self._seen: set[tuple[CodeType, str]] = set()
         self.active = False
 
-    def _in_sources(self, filename: str) -> bool:
-        wanted = self._wanted.get(filename)
-        if wanted is None:
-            wanted = os.path.realpath(filename).startswith(self._roots)
-            self._wanted[filename] = wanted
-        return wanted
+    def _source_file(self, filename: str) -> str | None:
+        """The absolute path of a file under the source folders, else None; by the text
+        of the path alone: the hook runs inside tests, and a test that patches
+        `os.path.join` or `os.path.isabs` must see only its own calls (paths are
+        resolved once the tests are over, in `observations`)."""
+        if filename not in self._wanted:
+            absolute = filename if filename.startswith(os.sep) else self._cwd + filename
+            wanted = absolute.startswith(self._roots) and not any(
+                fnmatch.fnmatchcase(absolute, pattern) for pattern in self._omit
+            )
+            self._wanted[filename] = absolute if wanted else None
+        return self._wanted[filename]
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
         if event != "call" or not self.active:
             return
         code = frame.f_code
-        if not self._in_sources(code.co_filename) or code.co_name.startswith("<"):
+        filename = self._source_file(code.co_filename)
+        if filename is None or code.co_name.startswith("<"):
             return
         qualname = getattr(code, "co_qualname", code.co_name)  # 3.10 has no co_qualname
-        key = (os.path.realpath(code.co_filename), qualname)
+        key = (filename, qualname)
         kept = self.calls.setdefault(key, [])
         if len(kept) >= MAX_CALLS:
             return
@@ -143,7 +156,11 @@ class CallRecorder:
         self.active = False
 
     def observations(self) -> list[dict[str, Any]]:
+        merged: dict[tuple[str, str], list[dict[str, list[str]]]] = {}
+        for (filename, qualname), calls in self.calls.items():
+            kept = merged.setdefault((os.path.realpath(filename), qualname), [])
+            kept.extend(call for call in calls if call not in kept)
         return [
-            {"file": file, "qualname": qualname, "calls": calls}
-            for (file, qualname), calls in sorted(self.calls.items())
+            {"file": file, "qualname": qualname, "calls": calls[:MAX_CALLS]}
+            for (file, qualname), calls in sorted(merged.items())
         ]
