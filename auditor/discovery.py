@@ -37,6 +37,7 @@ _NOT_SOURCE_DIRS = {
 }
 _NOT_SOURCE_MODULES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py"}
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_TEST_FILE_PATTERNS = ("*/test_*.py", "*/*_test.py", "*/conftest.py")
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,18 @@ class Project:
             if not testpaths or any(path == t or t in path.parents for t in testpaths)
         )
         return self.test_paths + doctested
+
+    @property
+    def test_code(self) -> tuple[str, ...]:
+        """coverage.py `omit` patterns for test code that lives among the sources (the
+        `pkg/tests/` layout): test files are never code under test."""
+        inside = [
+            path
+            for path in self.test_paths
+            if any(source in path.parents for source in self.source_paths)
+        ]
+        folders = [str(path / "*") if path.is_dir() else str(path) for path in inside]
+        return (*folders, *_TEST_FILE_PATTERNS)
 
     @property
     def source_package_names(self) -> tuple[str, ...]:
@@ -128,12 +141,26 @@ def _is_test_module(path: Path) -> bool:
     return path.name.startswith("test_") or path.stem.endswith("_test")
 
 
+def _has_code_besides_tests(package: Path, test_paths: tuple[Path, ...]) -> bool:
+    """Whether a package that holds tests (`pkg/tests/`) has modules of its own."""
+    return any(
+        not _is_test_module(file)
+        and file.name != "conftest.py"
+        and not (file.name == "__init__.py" and file.stat().st_size == 0)
+        and not any(test == file or test in file.parents for test in test_paths)
+        for file in _python_files(package)
+    )
+
+
 def _source_candidates(base: Path, test_paths: tuple[Path, ...]) -> list[Path]:
     found = []
     for child in sorted(base.iterdir()):
         if child.name.startswith((".", "_")) or child.name in _NOT_SOURCE_DIRS:
             continue
-        if any(child == test or child in test.parents for test in test_paths):
+        if any(child == test for test in test_paths):
+            continue
+        holds_tests = any(child in test.parents for test in test_paths)
+        if holds_tests and not _has_code_besides_tests(child, test_paths):
             continue
         if (child.is_dir() and (child / "__init__.py").is_file()) or (
             child.is_file()

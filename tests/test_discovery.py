@@ -97,3 +97,15 @@ def test_doctest_modules_adds_the_code_under_test_to_what_pytest_collects(tmp_pa
 def test_without_doctest_modules_pytest_collects_only_the_tests():
     project = discover(["tests_shallow"], [], FIXTURES / "shop")
     assert project.collect_paths == project.test_paths
+
+
+def test_a_package_holding_only_tests_is_not_code_under_test(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (tmp_path / "app.py").write_text("def f():\n    return 1\n")
+    tests = tmp_path / "checks" / "unit"
+    tests.mkdir(parents=True)
+    for folder in (tmp_path / "checks", tests):
+        (folder / "__init__.py").write_text("")
+    (tests / "test_app.py").write_text("def test_f():\n    assert True\n")
+    project = discover(["checks/unit"], [], tmp_path)
+    assert [path.name for path in project.source_paths] == ["app.py"]

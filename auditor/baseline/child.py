@@ -10,17 +10,19 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from auditor.sandbox import limit_resources, quiet_bytecode
 
 
-def measure(paths: list[str]) -> dict[str, list[str]]:
+def measure(paths: list[str], omit: Sequence[str] = ()) -> dict[str, list[str]]:
     """coverage.py's `source` takes folders; single files need `include` patterns."""
     if all(os.path.isdir(path) for path in paths):
-        return {"source": paths}
-    return {"include": [os.path.join(p, "*") if os.path.isdir(p) else p for p in paths]}
+        return {"source": paths, "omit": list(omit)}
+    include = [os.path.join(p, "*") if os.path.isdir(p) else p for p in paths]
+    return {"include": include, "omit": list(omit)}
 
 
 SUBPROCESS_SITE = Path(__file__).with_name("subprocess_site")
@@ -39,13 +41,13 @@ class _Unmeasured:
     def switch_context(self, name: str) -> None: ...
 
 
-def measure_subprocesses(data_file: str, source_dirs: list[str]) -> None:
+def measure_subprocesses(data_file: str, source_dirs: list[str], omit: list[str]) -> None:
     """Python processes the tests start import our sitecustomize, which measures them
     into `data_file.<suffix>` files (combined at the end) under the test's context."""
     for stale in Path(data_file).parent.glob(Path(data_file).name + ".*"):
         stale.unlink()  # left by an attempt that crashed: not this run's data
     os.environ["AUDIT_SUBPROCESS_COVERAGE"] = json.dumps(
-        {"data_file": data_file, "measure": measure(source_dirs)}
+        {"data_file": data_file, "measure": measure(source_dirs, omit)}
     )
     paths = [str(SUBPROCESS_SITE), os.environ.get("PYTHONPATH", "")]
     os.environ["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
@@ -63,9 +65,12 @@ def main(spec_path: str) -> int:
         import coverage
 
         cov: Any = coverage.Coverage(
-            data_file=spec.data_file, branch=True, config_file=False, **measure(spec.source_dirs)
+            data_file=spec.data_file,
+            branch=True,
+            config_file=False,
+            **measure(spec.source_dirs, spec.omit),
         )
-        measure_subprocesses(spec.data_file, spec.source_dirs)
+        measure_subprocesses(spec.data_file, spec.source_dirs, spec.omit)
     else:
         cov = _Unmeasured()
     cov.start()
@@ -77,10 +82,10 @@ def main(spec_path: str) -> int:
 
     signal.signal(signal.SIGALRM, raise_timeout)
     events = open(spec.events_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
-    recorder = CallRecorder(spec.source_dirs) if spec.measure else None
+    recorder = CallRecorder(spec.source_dirs, spec.omit) if spec.measure else None
     plugin = BaselinePlugin(cov, events, spec.test_timeout, spec.shuffle_seed, recorder)
     if spec.guard:
-        guard.install(spec.allowed_roots, plugin.record_blocked)
+        guard.install(spec.allowed_roots, plugin.record_blocked, [spec.root])
     sys.addaudithook(plugin.watch_subprocesses)
     args = [
         *spec.test_paths,

@@ -11,7 +11,7 @@ import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import coverage
@@ -127,7 +127,9 @@ class BaselineCoverage:
             for file, arcs in self._arcs_in("").items()
         }
 
-    def summary(self, passing: Iterable[str], source_dirs: list[str]) -> CoverageSection:
+    def summary(
+        self, passing: Iterable[str], source_dirs: list[str], omit: Sequence[str] = ()
+    ) -> CoverageSection:
         """File and function coverage from import time plus the passing tests only."""
         union = {file: set(arcs) for file, arcs in self._arcs_in("").items()}
         for nodeid in passing:
@@ -142,7 +144,7 @@ class BaselineCoverage:
                 data_file=filtered.data_filename(),
                 branch=True,
                 config_file=False,
-                **measure(source_dirs),
+                **measure(source_dirs, omit),
             )
             cov.load()
             out = Path(scratch) / "coverage.json"

@@ -13,6 +13,8 @@ class ChildSpec(BaseModel):
     root: str
     test_paths: list[str]
     source_dirs: list[str]
+    omit: list[str] = []
+    """Test code among the sources, measured by nobody (`Project.test_code`)."""
     data_file: str
     events_file: str
     basetemp: str

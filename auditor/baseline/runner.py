@@ -103,6 +103,7 @@ class BaselineRunner:
         measure: bool = True,
         shuffle_seed: int | None = None,
         isolation: Isolation = NO_ISOLATION,
+        omit: tuple[str, ...] = (),
     ) -> None:
         self.root = root
         self.test_paths = test_paths
@@ -115,6 +116,7 @@ class BaselineRunner:
         self.measure = measure
         self.shuffle_seed = shuffle_seed
         self.isolation = isolation
+        self.omit = omit
         self._cancelled = threading.Event()
 
     def cancel(self) -> None:
@@ -140,6 +142,7 @@ class BaselineRunner:
             root=str(self.root),
             test_paths=self.test_paths,
             source_dirs=self.source_dirs,
+            omit=list(self.omit),
             data_file=str(attempt_dir / "coverage.sqlite"),
             events_file=str(attempt_dir / "events.jsonl"),
             basetemp=str(private_tmp / "basetemp"),

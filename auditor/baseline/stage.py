@@ -111,7 +111,8 @@ def _measure(
         ],
         memory_growth_mb=round(outcome.memory_growth_mb, 1),
     )
-    return section, coverage.summary(passing, [str(p) for p in project.source_paths])
+    source_dirs = [str(p) for p in project.source_paths]
+    return section, coverage.summary(passing, source_dirs, project.test_code)
 
 
 def _runner(
@@ -130,6 +131,7 @@ def _runner(
         measure=shuffle_seed is None,
         shuffle_seed=shuffle_seed,
         isolation=choose(config.sandbox),
+        omit=project.test_code,
     )
 
 
