@@ -1,10 +1,11 @@
 """A write and network guard for untrusted code, installed with `sys.addaudithook`.
 
 It refuses, inside the process that installs it: network connections, and file writes,
-chmods, chowns, renames, links and deletions outside the allowed folders (temporary
-folders plus an allow-list). A refused action raises `GuardViolation`, so the test that
-tried it fails with "blocked by audit guard", and is recorded even when the test
-swallows the exception.
+chmods, chowns, renames, links and deletions outside the allowed folders (the run's own,
+the machine's shared temp folders, and an allow-list), or inside the project itself
+unless an allowed folder within it holds the path. A refused action raises
+`GuardViolation`, so the test that tried it fails with "blocked by audit guard", and is
+recorded even when the test swallows the exception.
 
 An audit hook cannot be removed, so the guard lives only in child processes. It stops
 honest accidents in Python code; it does not stop C extensions or subprocesses.
@@ -34,6 +35,9 @@ _PATH_EVENTS = {
     "shutil.chown": 0,
 }
 _ALWAYS_WRITABLE = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
+SHARED_TEMP = ("/tmp", "/var/tmp")
+"""Writing `/tmp/<name>` is ordinary test behaviour. Inside the OS sandbox these folders
+are copy-on-write overlays (`isolation`), so the machine's stay untouched."""
 
 
 class GuardViolation(PermissionError):
@@ -75,8 +79,16 @@ def _hits_the_auditor(event: str, target: int) -> bool:
 
 
 class Guard:
-    def __init__(self, allowed_roots: Iterable[str], on_block: Callable[[Blocked], None]) -> None:
-        self._roots = tuple(sorted({os.path.realpath(root) for root in allowed_roots}))
+    def __init__(
+        self,
+        allowed_roots: Iterable[str],
+        on_block: Callable[[Blocked], None],
+        protected_roots: Iterable[str] = (),
+    ) -> None:
+        allowed = {os.path.realpath(root): True for root in (*allowed_roots, *SHARED_TEMP)}
+        protected = {os.path.realpath(root): False for root in protected_roots}
+        self._roots = {**protected, **allowed}
+        """Folder -> whether writes below it are allowed; the deepest folder decides."""
         self._on_block = on_block
         self._inside = False
 
@@ -84,7 +96,8 @@ class Guard:
         real = os.path.realpath(path)
         if real in _ALWAYS_WRITABLE or real.startswith("/proc/self/fd/"):
             return True
-        return any(real == root or real.startswith(root + os.sep) for root in self._roots)
+        holders = [root for root in self._roots if real == root or real.startswith(root + os.sep)]
+        return bool(holders) and self._roots[max(holders, key=len)]
 
     def _refuse(self, event: str, target: str) -> None:
         blocked = Blocked(event, target)
@@ -121,7 +134,11 @@ class Guard:
             self._refuse("signal", f"{event.split('.')[1]}({args[0]}, {args[1]})")
 
 
-def install(allowed_roots: Iterable[str], on_block: Callable[[Blocked], None]) -> Guard:
-    guard = Guard(allowed_roots, on_block)
+def install(
+    allowed_roots: Iterable[str],
+    on_block: Callable[[Blocked], None],
+    protected_roots: Iterable[str] = (),
+) -> Guard:
+    guard = Guard(allowed_roots, on_block, protected_roots)
     sys.addaudithook(guard)
     return guard

@@ -2,13 +2,13 @@
 copy runs): Linux user, mount, PID and network namespaces, entered with util-linux
 `unshare`.
 
-Inside, every mount is read-only except the run's own scratch folders (and
-`--allow-write` ones), `/dev` holds only the harmless devices, the only processes in
-sight are the sandbox's own, the only network is a loopback that is down, the number of
-tasks is bounded (`auditor.pids`), and the command starts with no capabilities, so it
-cannot undo any of that. The audit-hook guard still runs inside: the sandbox stops what
-the hook cannot see (C extensions, subprocesses, deliberate escapes); the hook names what
-a test tried.
+Inside, every mount is read-only except the run's own scratch folders and the
+copy-on-write overlays on `/tmp`, `/var/tmp` and `--allow-write` folders, `/dev` holds
+only the harmless devices, the only processes in sight are the sandbox's own, the only
+network is a loopback that is down, the number of tasks is bounded (`auditor.pids`),
+and the command starts with no capabilities, so it cannot undo any of that. The
+audit-hook guard still runs inside: the sandbox stops what the hook cannot see (C
+extensions, subprocesses, deliberate escapes); the hook names what a test tried.
 
 `python -m auditor.isolation SETUP_JSON -- COMMAND...` is the entry point `wrap` builds:
 it runs inside the new namespaces, sets them up, then execs COMMAND."""
@@ -32,6 +32,7 @@ from typing import Literal
 
 from auditor import pids
 from auditor.errors import ConfigError
+from auditor.guard import SHARED_TEMP
 
 Level = Literal["os", "guard", "none"]
 
@@ -72,6 +73,7 @@ class Isolation:
         never changed outside."""
         if self.level != "os":
             return command
+        overlaid = [*overlaid, *SHARED_TEMP]
         unshare = shutil.which("unshare") or "unshare"
         return [
             unshare,
@@ -87,7 +89,7 @@ class Isolation:
             "-m",
             "auditor.isolation",
             json.dumps(
-                {"home": home, "overlaid": sorted(overlaid), "pids_cgroup": pids.run_cgroup()}
+                {"home": home, "overlaid": sorted(set(overlaid)), "pids_cgroup": pids.run_cgroup()}
             ),
             "--",
             *command,
@@ -257,7 +259,10 @@ def enter(home: str, overlaid: list[str], pids_cgroup: str = "") -> None:
     real_home = os.open(home, os.O_PATH | os.O_DIRECTORY)
     folders = sorted({os.path.realpath(folder) for folder in overlaid if os.path.isdir(folder)})
     for number, folder in enumerate(folders):
-        _overlay(libc, folder, os.path.join(home, f"overlay-{number}"))
+        # Through the descriptor: once an overlay covers the folder that holds the home
+        # (`/tmp`), the home's path leads into that overlay, which cannot hold another's
+        # layers.
+        _overlay(libc, folder, f"/proc/self/fd/{real_home}/overlay-{number}")
     _mount(libc, f"/proc/self/fd/{real_home}", home, _MS_BIND | _MS_REC)
     os.close(real_home)
     for point, kept in _mounts():

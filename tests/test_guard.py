@@ -83,3 +83,19 @@ def test_unix_sockets_are_allowed(guard, blocked):
 
 def test_dev_null_is_writable(guard):
     guard("open", ("/dev/null", "w", os.O_WRONLY))
+
+
+def test_writing_under_the_shared_temp_folder_is_allowed(guard, blocked):
+    guard("open", ("/tmp/some-test-output/f.txt", "w", os.O_WRONLY | os.O_CREAT))
+    guard("os.chmod", ("/tmp/some-test-output/f.txt", 0o600, None))
+    assert blocked == []
+
+
+def test_the_project_is_protected_even_inside_the_temp_folder(tmp_path, blocked):
+    project = tmp_path / "project"
+    guard = Guard([str(project / ".audit" / "run")], blocked.append, [str(project)])
+    with pytest.raises(GuardViolation):
+        guard("open", (str(project / "data.csv"), "w", os.O_WRONLY | os.O_CREAT))
+    guard("open", (str(project / ".audit" / "run" / "f"), "w", os.O_WRONLY | os.O_CREAT))
+    guard("open", (str(tmp_path / "next-to-it"), "w", os.O_WRONLY | os.O_CREAT))
+    assert blocked == [Blocked("open-for-write", str(project / "data.csv"))]

@@ -115,6 +115,7 @@ def test_a_fork_bomb_is_bounded_and_leaves_nothing_behind(project_copy, tmp_path
 def test_inside_the_sandbox_only_the_writable_folders_are_writable(tmp_path):
     writable = tmp_path / "scratch"
     writable.mkdir()
+    outside = Path(__file__).parent / "written-from-a-sandbox"
     probe = (
         "import socket\n"
         "def attempt(action):\n"
@@ -123,7 +124,7 @@ def test_inside_the_sandbox_only_the_writable_folders_are_writable(tmp_path):
         "    except OSError as exc:\n"
         "        return exc.strerror\n"
         f"print(attempt(lambda: open({str(writable / 'f')!r}, 'w').close()))\n"
-        f"print(attempt(lambda: open({str(tmp_path / 'f')!r}, 'w').close()))\n"
+        f"print(attempt(lambda: open({str(outside)!r}, 'w').close()))\n"
         "print(attempt(lambda: socket.create_connection(('127.0.0.1', 9), timeout=2)))\n"
     )
     command = ISOLATION.wrap([sys.executable, "-c", probe], str(writable))
@@ -133,7 +134,19 @@ def test_inside_the_sandbox_only_the_writable_folders_are_writable(tmp_path):
         "Read-only file system",
         "Network is unreachable",
     ], done.stderr
-    assert not (tmp_path / "f").exists()
+    assert not outside.exists()
+
+
+@needs_os_sandbox
+def test_the_shared_temp_folder_is_writable_inside_and_untouched_outside(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    written = Path("/tmp") / f"written-from-a-sandbox-{os.getpid()}"
+    probe = f"open({str(written)!r}, 'w').write('x'); print(open({str(written)!r}).read())"
+    command = ISOLATION.wrap([sys.executable, "-c", probe], str(home))
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "x\n"), done.stderr
+    assert not written.exists()
 
 
 def test_guard_and_none_are_taken_as_asked():

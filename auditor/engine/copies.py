@@ -88,7 +88,7 @@ class CopyPool:
             test_paths=tests,
             source_dirs=inside(project.source_paths),
             source_roots=inside(project.source_roots),
-            allow_write=config.allow_write,
+            allow_write=[*config.allow_write, str(copy)],  # the copy is ours, not the user's
             test_timeout=config.test_timeout,
             memory_limit_mb=config.memory_limit_mb,
             workdir=work,

@@ -388,7 +388,7 @@ def main(spec_path: str) -> int:
 
     plugin = RunnerPlugin(spec, results)
     if spec.guard:
-        guard.install(spec.allowed_roots, lambda blocked: None)
+        guard.install(spec.allowed_roots, lambda blocked: None, [spec.root])
     args = [*spec.test_paths, "--rootdir", spec.root, "--basetemp", spec.basetemp, *_PYTEST_ARGS]
     for nodeid in spec.deselect:
         args += ["--deselect", nodeid]

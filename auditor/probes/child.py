@@ -134,7 +134,7 @@ def main(spec_path: str) -> int:
     from auditor.report import Witness
 
     if spec.guard:
-        guard.install(spec.allowed_roots, lambda blocked: None)
+        guard.install(spec.allowed_roots, lambda blocked: None, [spec.root])
     source_files = set(spec.source_files)
     subjects: dict[str, Subject] = {}
 
