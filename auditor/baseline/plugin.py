@@ -222,6 +222,7 @@ class BaselinePlugin:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._recorder is not None:
+            self._recorder.close()
             for observed in self._recorder.observations():
                 self.emit(protocol.OBSERVED, **observed)
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

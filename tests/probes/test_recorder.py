@@ -1,0 +1,91 @@
+"""The argument recorder of the baseline, called in this process on a small source tree."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from auditor.probes import observe
+from auditor.probes.observe import CallRecorder
+
+
+@pytest.fixture
+def sources(tmp_path: Path, monkeypatch):
+    package = tmp_path / "src" / "pricing"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "core.py").write_text("def double(value):\n    return 2 * value\n")
+    (package / "test_core.py").write_text("def helper(value):\n    return value\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    yield package
+    for name in ("pricing", "pricing.core", "pricing.test_core"):
+        sys.modules.pop(name, None)
+
+
+def _record(recorder: CallRecorder, calls) -> list[dict]:
+    recorder.start()
+    try:
+        calls()
+    finally:
+        recorder.close()
+    return recorder.observations()
+
+
+def test_calls_into_the_sources_are_recorded_with_their_arguments(sources):
+    from pricing.core import double
+
+    observed = _record(CallRecorder([str(sources)]), lambda: [double(3), double(3), double(4)])
+    assert observed == [
+        {
+            "file": str((sources / "core.py").resolve()),
+            "qualname": "double",
+            "calls": [{"value": ["3", "int"]}, {"value": ["4", "int"]}],
+        }
+    ]
+
+
+def test_test_code_among_the_sources_is_not_recorded(sources):
+    from pricing.test_core import helper
+
+    recorder = CallRecorder([str(sources)], omit=["*/test_*.py"])
+    assert _record(recorder, lambda: helper(1)) == []
+
+
+def test_a_test_that_patches_os_path_sees_only_its_own_calls(sources):
+    from unittest import mock
+
+    from pricing.core import double
+
+    recorder = CallRecorder([str(sources)])
+    with mock.patch("os.path.realpath") as realpath, mock.patch("os.path.join") as join:
+        recorder.start()
+        double(1)
+        recorder.close()
+    assert (realpath.call_count, join.call_count) == (0, 0)
+    assert [entry["qualname"] for entry in recorder.observations()] == ["double"]
+
+
+def test_the_profile_hook_stops_recording_after_its_budget_of_calls(sources, monkeypatch):
+    from pricing.core import double
+
+    monkeypatch.setattr(observe, "_free_monitoring_tool", lambda: None)
+    monkeypatch.setattr(observe, "MAX_PROFILED_CALLS", 6)
+    recorder = CallRecorder([str(sources)])
+    observed = _record(recorder, lambda: [double(n) for n in range(10)])
+    assert 0 < len(observed[0]["calls"]) < 10
+    assert sys.getprofile() is None
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="sys.monitoring is Python 3.12+")
+def test_on_python_3_12_calls_are_recorded_through_sys_monitoring(sources):
+    from pricing.core import double
+
+    recorder = CallRecorder([str(sources)])
+    tool = recorder._tool
+    assert tool is not None
+    observed = _record(recorder, lambda: [double(n) for n in range(20)])
+    assert sys.getprofile() is None
+    assert sys.monitoring.get_tool(tool) is None
+    assert [len(entry["calls"]) for entry in observed] == [observe.MAX_CALLS]
