@@ -73,6 +73,11 @@ def test_a_test_that_writes_under_tmp_passes_with_the_guard_alone(tmp_path_facto
     shutil.rmtree(SHARED_FOLDER, ignore_errors=True)
 
 
+def test_a_hypothesis_test_that_draws_text_passes(report):
+    outcome = _outcomes(report)["test_text.py::test_text_without_thirteen_digits_is_no_isbn"]
+    assert outcome == "passed"
+
+
 def test_an_assertion_free_call_of_a_checker_class_is_assertion_free(report):
     flagged = {
         (smell.file, smell.test) for smell in report.smells.findings if smell.code == "AT001"

@@ -22,6 +22,7 @@ from typing import Any
 from auditor.baseline import protocol
 from auditor.baseline.protocol import ChildSpec
 from auditor.errors import IncompleteRunError, SuiteUnusableError
+from auditor.hypothesis_storage import storage_folder, uses_hypothesis
 from auditor.isolation import NO_ISOLATION, Isolation
 
 MAX_RESTARTS = 20
@@ -130,7 +131,9 @@ class BaselineRunner:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env["COVERAGE_CORE"] = "ctrace"
         env["TMPDIR"] = str(private_tmp)
-        env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(private_tmp / "hypothesis")
+        wanted = uses_hypothesis(self.root, self.test_paths)
+        storage = storage_folder(private_tmp, self.isolation, wanted)
+        env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(storage)
         env.pop("COVERAGE_PROCESS_START", None)
         return env
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from auditor.baseline.child import SUBPROCESS_SITE
 from auditor.engine.protocol import Job, JobResult, RunnerSpec, read_result, to_json
 from auditor.errors import AuditError, IncompleteRunError
+from auditor.hypothesis_storage import storage_folder, uses_hypothesis
 from auditor.isolation import NO_ISOLATION, Isolation
 
 _STARTUP_TIMEOUT = 120.0
@@ -87,7 +88,9 @@ class RunnerPool:
         env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env["TMPDIR"] = str(private_tmp)
-        env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(private_tmp / "hypothesis")
+        isolation, test_paths = self.settings.isolation, self.settings.test_paths
+        storage = storage_folder(private_tmp, isolation, uses_hypothesis(self.root, test_paths))
+        env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(storage)
         return env
 
     def _start(self, number: int) -> _Runner:

@@ -23,6 +23,7 @@ from auditor.discovery import Project
 from auditor.engine.plan import plan
 from auditor.engine.stage import module_name, planner_for
 from auditor.errors import AuditError
+from auditor.hypothesis_storage import storage_folder
 from auditor.isolation import Isolation
 from auditor.probes.protocol import (
     FunctionResult,
@@ -130,13 +131,13 @@ def _survivors(
     return specs, unsearchable
 
 
-def _environment(project: Project, private_tmp: Path) -> dict[str, str]:
+def _environment(project: Project, private_tmp: Path, isolation: Isolation) -> dict[str, str]:
     env = dict(os.environ)
     paths = [*(str(root) for root in project.source_roots), env.get("PYTHONPATH", "")]
     env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["TMPDIR"] = str(private_tmp)
-    env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(private_tmp / "hypothesis")
+    env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(storage_folder(private_tmp, isolation))
     return env
 
 
@@ -290,7 +291,7 @@ def _run_child(
                     overlaid=config.allow_write,
                 ),
                 cwd=project.root,
-                env=_environment(project, private_tmp),
+                env=_environment(project, private_tmp, isolation),
                 stdin=subprocess.PIPE,  # closed when audit dies: the probe process then stops
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
