@@ -178,6 +178,11 @@ def _output_targets(
     help="Mutate import-time code too: constants, class bodies, defaults (default on).",
 )
 @click.option(
+    "--mutate-data",
+    type=click.Choice(["sample", "all"]),
+    help="Module-level data tables: mutate a sample of their entries (default) or all.",
+)
+@click.option(
     "--copy-path/--no-copy-path",
     default=None,
     help="Run on a project copy the mutants the subprocess hook cannot reach (default on).",
@@ -244,6 +249,7 @@ def run(
     mutators: str | None,
     disable_mutator: tuple[str, ...],
     module_level: bool | None,
+    mutate_data: str | None,
     copy_path: bool | None,
     verify_sample: int | None,
     executor: str | None,
@@ -298,6 +304,7 @@ def run(
         "probe_examples": probe_examples,
         "jobs": jobs,
         "module_level": module_level,
+        "mutate_data": mutate_data,
         "copy_path": copy_path,
         "verify_sample": verify_sample,
         "executor": executor,

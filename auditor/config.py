@@ -139,6 +139,9 @@ class AuditConfig(_Strict):
     module_level: bool = True
     """Also mutate code that runs at import time (module constants, class bodies,
     default arguments): slower, through module re-execution."""
+    mutate_data: Literal["sample", "all"] = "sample"
+    """Module-level data tables (`engine/data_tables.py`): mutate a sample of their
+    entries, or every entry."""
     copy_path: bool = True
     """Run mutants that Python subprocesses of tests reach on a copy of the project (and
     give such survivors a second chance there). Off: they are reported as measured in

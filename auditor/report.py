@@ -332,6 +332,18 @@ class Estimate(_Model):
     survived_high: float
 
 
+class DataTableSample(_Model):
+    """A module-level data table whose entries were sampled (`--mutate-data sample`)."""
+
+    file: str
+    line: int
+    end_line: int
+    entries: int
+    mutated_entries: int
+    left_out: int
+    """Mutants of the other entries, not made."""
+
+
 class MutationSection(_Model):
     scores: MutationScores
     mutants: list[Mutant]
@@ -363,6 +375,7 @@ class MutationSection(_Model):
     """The time budget ran out before every selected mutant ran."""
     interrupted: bool = False
     """Ctrl-C stopped the stage: the mutants listed are those with a final verdict."""
+    data_tables: list[DataTableSample] = Field(default_factory=list)
 
     def finished(self, sampling: bool) -> bool:
         """Whether the verdicts answer for the whole scope. A budget that ran out leaves an

@@ -251,6 +251,17 @@ def scope_notes(report: Report) -> list[str]:
             f"{estimate.covered_score:.1f}% ({estimate.covered_low:.1f}-"
             f"{estimate.covered_high:.1f}%); the gate uses the pessimistic bound"
         )
+    if mutation.data_tables:
+        tables = mutation.data_tables
+        entries = sum(table.entries for table in tables)
+        mutated = sum(table.mutated_entries for table in tables)
+        left_out = sum(table.left_out for table in tables)
+        noun = "table" if len(tables) == 1 else "tables"
+        notes.append(
+            f"data {noun}: {mutated} of {entries} entries mutated in {len(tables)} "
+            f"module-level {noun} ({left_out} mutants of the others not made); "
+            "`--mutate-data all` mutates every entry"
+        )
     if mutation.interrupted:
         notes.append("INTERRUPTED (Ctrl-C): only the mutants that finished are reported")
     if mutation.stopped_by_budget:

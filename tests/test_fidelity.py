@@ -17,17 +17,16 @@ SHARED_FOLDER = Path("/tmp/isbnkit-titles")
 """Where `test_files.py` writes, as real tests write `/tmp/<name>`."""
 
 
-def _audit(tmp_path_factory: pytest.TempPathFactory, sandbox: str) -> Report:
+def _audit(tmp_path_factory: pytest.TempPathFactory, config: AuditConfig) -> Report:
     shutil.rmtree(SHARED_FOLDER, ignore_errors=True)
-    root = tmp_path_factory.mktemp(f"isbnkit-{sandbox}") / "isbnkit"
+    root = tmp_path_factory.mktemp("isbnkit") / "isbnkit"
     shutil.copytree(FIXTURES / "isbnkit", root, ignore=shutil.ignore_patterns("__pycache__"))
-    config = AuditConfig(probes=False, mutation=sandbox == "auto", sandbox=sandbox)
     return run_audit(["isbnkit/tests"], config, root)
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Report:
-    return _audit(tmp_path_factory, "auto")
+    return _audit(tmp_path_factory, AuditConfig(probes=False))
 
 
 def _outcomes(report: Report) -> dict[str, str]:
@@ -44,6 +43,7 @@ def test_test_modules_inside_the_package_are_not_in_the_coverage_totals(report):
     assert measured == [
         "isbnkit/__init__.py",
         "isbnkit/checker.py",
+        "isbnkit/groups.py",
         "isbnkit/notify.py",
         "isbnkit/paths.py",
         "isbnkit/store.py",
@@ -67,7 +67,7 @@ def test_a_test_that_writes_under_tmp_passes_and_the_machine_s_tmp_stays_untouch
 
 
 def test_a_test_that_writes_under_tmp_passes_with_the_guard_alone(tmp_path_factory):
-    guarded = _audit(tmp_path_factory, "guard")
+    guarded = _audit(tmp_path_factory, AuditConfig(probes=False, mutation=False, sandbox="guard"))
     outcome = _outcomes(guarded)["test_files.py::test_a_saved_title_reads_back_with_one_newline"]
     assert outcome == "passed"
     shutil.rmtree(SHARED_FOLDER, ignore_errors=True)
@@ -96,3 +96,31 @@ def test_the_package_s_modules_are_mutated_and_its_tests_are_not(report):
     files = {mutant.file for mutant in report.mutation.mutants}
     assert {"isbnkit/checker.py", "isbnkit/paths.py", "isbnkit/store.py"} <= files
     assert not any(file.startswith("isbnkit/tests/") for file in files)
+
+
+def test_a_module_level_data_table_gets_the_mutants_of_a_sample_of_its_entries(report):
+    (table,) = report.mutation.data_tables
+    assert (table.file, table.entries, table.mutated_entries) == ("isbnkit/groups.py", 30, 10)
+    assert table.left_out > 0
+
+
+def test_every_entry_of_a_data_table_is_mutated_when_asked(report, tmp_path_factory):
+    config = AuditConfig(probes=False, mutate_data="all", mutators=["constants"])
+    every = _audit(tmp_path_factory, config)
+    in_table = [
+        m for m in every.mutation.mutants if m.file == "isbnkit/groups.py" and 4 <= m.line <= 33
+    ]
+    assert every.mutation.data_tables == []
+    assert {m.line for m in in_table} == set(range(4, 34))
+
+
+def test_every_output_says_the_table_was_sampled(report):
+    from rich.console import Console
+
+    from reports import markdown, terminal
+
+    note = "data table: 10 of 30 entries mutated in 1 module-level table"
+    console = Console(width=400, record=True)
+    terminal.render(report, console)
+    assert note in markdown.render(report)
+    assert note in console.export_text()

@@ -32,8 +32,10 @@ import mutators
 from auditor import __version__
 from auditor.baseline.coverage_data import relative as relative_to_root
 from auditor.engine.compiler import compile_module, find_function, fingerprint
+from auditor.engine.data_tables import find_data_tables
 from auditor.engine.readers import Binding, ReadIndex
 from auditor.engine.reexecution import Reexecution
+from auditor.report import DataTableSample
 from mutators.base import Operator
 from mutators.sites import Site, find_mutations
 
@@ -166,6 +168,7 @@ class Planner:
         policy: TimeoutPolicy,
         shared_sources: str,
         module_level: bool = True,
+        sample_data: bool = True,
         copy_path: bool = True,
         site_cache: SiteCache | None = None,
         read_index: ReadIndex | None = None,
@@ -181,6 +184,9 @@ class Planner:
         self.swaps_salt = swaps_salt(self.sites_salt)
         self.copy_path = copy_path
         self.module_level = module_level
+        self.sample_data = sample_data
+        self.data_tables: dict[tuple[str, int], DataTableSample] = {}
+        """The data tables whose entries were sampled, by (file, line)."""
         self.operators = operators
         self.policy = policy
         self.shared_sources = shared_sources
@@ -315,10 +321,16 @@ class Planner:
         self.plan_keys.add(swaps.key)
         seen: dict[tuple, str] = {}
         planned = []
+        tables = find_data_tables(source) if self.sample_data and self.module_level else []
+        left_out = dict.fromkeys(tables, 0)
         for site in sites:
             lines = range(site.line, site.end_line + 1)
             at_import = bool(import_lines.intersection(lines)) or not site.function
             if at_import and not self.module_level:
+                continue
+            table = next((t for t in tables if t.skips(site.start, site.end)), None)
+            if table is not None:
+                left_out[table] += 1
                 continue
             mutant_id = f"{relative}::{site.local_id()}"
             mutated = site.apply(source)
@@ -397,6 +409,15 @@ class Planner:
                 self.shared_sources,
             )
         swaps.save()
+        for table, count in left_out.items():
+            self.data_tables[(relative, table.line)] = DataTableSample(
+                file=relative,
+                line=table.line,
+                end_line=table.end_line,
+                entries=len(table.entries),
+                mutated_entries=len(table.sampled),
+                left_out=count,
+            )
         return planned
 
     def _choose_path(

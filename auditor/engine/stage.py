@@ -83,6 +83,7 @@ def planner_for(
         TimeoutPolicy(config.mutant_timeout_factor, config.mutant_timeout_constant),
         _shared_digest(project, config),
         module_level=config.module_level,
+        sample_data=config.mutate_data == "sample",
         copy_path=config.copy_path,
         site_cache=site_cache,
         read_index=read_index(project),
@@ -478,6 +479,7 @@ def _mutate(
         project_known=project_known,
         stopped_by_budget=stopped_by_budget and not interrupted,
         interrupted=interrupted,
+        data_tables=[planner.data_tables[key] for key in sorted(planner.data_tables)],
     )
 
 
