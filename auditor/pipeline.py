@@ -145,7 +145,7 @@ def run_audit(
         early_sites = EarlySites.start(project, config)
         helpers.callback(early_sites.stop)
         with clock.stage("baseline") as done:
-            baseline, coverage = run_baseline(project, config, progress.update)
+            baseline, coverage = run_baseline(project, config, progress.update, deadline)
             done(f"{baseline.passed} passed, {baseline.excluded} excluded")
 
         # The mutation runners collect the tests on the other cores during the smells.

@@ -46,6 +46,34 @@ def test_hanging_test_times_out_and_the_rest_is_audited(hostile, tmp_path):
     assert tree_digest(root) == before
 
 
+def test_threads_a_timed_out_test_leaves_behind_do_not_reach_the_tests_after_it(
+    hostile, tmp_path
+):
+    root, before = hostile
+    result, report = audit_suite(root, "threads_left_running", tmp_path)
+    assert result.returncode == 0, result.stderr
+    found = outcomes(report)
+    assert found.pop("test_leaves_a_thread_behind") == ("timeout", "timed out after 2s in call")
+    assert {outcome for outcome, _ in found.values()} == {"passed"}
+    assert len(found) == 30
+    data = json.loads(report.read_text())
+    assert data["baseline"]["restarts"] == 1  # resumed once, after the timed-out test
+    by_test = {t["nodeid"].split("::")[-1]: t for t in data["baseline"]["tests"]}
+    assert by_test["test_after_it[29]"]["lines"]  # coverage of the resumed child is kept
+    assert tree_digest(root) == before
+
+
+def test_the_time_budget_bounds_the_baseline(hostile, tmp_path):
+    root, before = hostile
+    result = run_audit(
+        "hang", "-q", "--no-probes", "--timeout", "120", "--time-budget", "4s", cwd=root
+    )
+    assert result.returncode == 4, result.stderr
+    assert "baseline" in result.stderr and "time budget ran out" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert tree_digest(root) == before
+
+
 def test_os_exit_crashes_only_its_test(hostile, tmp_path):
     root, before = hostile
     result, report = audit_suite(root, "os_exit", tmp_path)

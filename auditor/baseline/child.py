@@ -12,9 +12,12 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from auditor.sandbox import limit_resources, quiet_bytecode
+
+if TYPE_CHECKING:
+    from auditor.baseline.protocol import ChildSpec
 
 
 def measure(paths: list[str], omit: Sequence[str] = ()) -> dict[str, list[str]]:
@@ -77,13 +80,27 @@ def main(spec_path: str) -> int:
     import pytest
 
     from auditor import guard
+    from auditor.baseline import protocol
     from auditor.baseline.plugin import BaselinePlugin, raise_timeout
     from auditor.probes.observe import CallRecorder
 
     signal.signal(signal.SIGALRM, raise_timeout)
     events = open(spec.events_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
     recorder = CallRecorder(spec.source_dirs, spec.omit) if spec.measure else None
-    plugin = BaselinePlugin(cov, events, spec.test_timeout, spec.shuffle_seed, recorder)
+
+    def stop_after_timeout() -> None:
+        """A timed-out test may leave threads or processes running: save what the run
+        measured and end the process; the parent resumes after this test."""
+        _save(cov, spec)
+        plugin.emit(protocol.RESUME)
+        events.close()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+    plugin = BaselinePlugin(
+        cov, events, spec.test_timeout, spec.shuffle_seed, recorder, stop_after_timeout
+    )
     if spec.guard:
         guard.install(spec.allowed_roots, plugin.record_blocked, [spec.root])
     sys.addaudithook(plugin.watch_subprocesses)
@@ -104,14 +121,18 @@ def main(spec_path: str) -> int:
     try:
         status = pytest.main(args, plugins=[plugin])
     finally:
-        cov.stop()
-        cov.save()
-        if spec.measure:
-            # What tests ran in Python subprocesses, under their `nodeid|subprocess` context.
-            cov.combine(data_paths=[os.path.dirname(spec.data_file)], keep=False)
-            cov.save()
+        _save(cov, spec)
         events.close()
     return int(status)
+
+
+def _save(cov: Any, spec: ChildSpec) -> None:
+    cov.stop()
+    cov.save()
+    if spec.measure:
+        # What tests ran in Python subprocesses, under their `nodeid|subprocess` context.
+        cov.combine(data_paths=[os.path.dirname(spec.data_file)], keep=False)
+        cov.save()
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import re
 import resource
 import signal
 import sys
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import IO, Any
 
 import pytest
@@ -68,9 +68,12 @@ class BaselinePlugin:
         timeout: float,
         shuffle_seed: int | None = None,
         recorder: CallRecorder | None = None,
+        after_timeout: Callable[[], None] | None = None,
     ) -> None:
         self._coverage = coverage
         self._recorder = recorder
+        self._after_timeout = after_timeout
+        """Ends the process once a timed-out test's result is out (`protocol.RESUME`)."""
         self._shuffle_seed = shuffle_seed
         self._events = events
         self._timeout = timeout
@@ -146,9 +149,12 @@ class BaselinePlugin:
         os.environ[_SUBPROCESS_CONTEXT] = protocol.context_name(item.nodeid, protocol.SUBPROCESS)
         yield
         os.environ.pop(_SUBPROCESS_CONTEXT, None)
-        self._finish(item)
+        outcome = self._finish(item)
         self._current = None
         self._coverage.switch_context("")
+        if outcome == "timeout" and self._after_timeout is not None:
+            self.emit_observations()
+            self._after_timeout()
 
     def _phase(self, item: pytest.Item, phase: str) -> Generator[None, None, None]:
         self._coverage.switch_context(protocol.context_name(item.nodeid, _PHASE_CONTEXT[phase]))
@@ -196,7 +202,7 @@ class BaselinePlugin:
         if previous in (None, "passed"):
             state["outcomes"][report.when] = outcome
 
-    def _finish(self, item: pytest.Item) -> None:
+    def _finish(self, item: pytest.Item) -> str:
         state = self._phases.pop(item.nodeid)
         outcomes = list(state["outcomes"].values())
         outcome = "passed"
@@ -219,12 +225,16 @@ class BaselinePlugin:
             blocked=[{"event": b.event, "target": b.target} for b in self._blocked],
             spawns_python=self._spawns,
         )
+        return outcome
 
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    def emit_observations(self) -> None:
         if self._recorder is not None:
             self._recorder.close()
             for observed in self._recorder.observations():
                 self.emit(protocol.OBSERVED, **observed)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.emit_observations()
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         self.emit(protocol.FINISH, exitstatus=int(exitstatus), peak_mb=peak_mb)
 

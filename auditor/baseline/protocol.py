@@ -46,6 +46,10 @@ RESULT = "result"
 FINISH = "finish"
 OBSERVED = "observed"
 """Argument values the tests passed to one function of the code under test."""
+RESUME = "resume"
+"""The child stopped after a test timed out, its results and coverage saved: a timed-out
+test may leave threads or processes behind that slow or block every later test, so the
+parent starts a fresh child for the tests that have not run."""
 
 CONTEXT_PHASES = ("setup", "run", "teardown")
 SUBPROCESS = "subprocess"

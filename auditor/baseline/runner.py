@@ -7,6 +7,7 @@ costs the audit of the others.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -19,11 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coverage import CoverageData
+
 from auditor.baseline import protocol
 from auditor.baseline.protocol import ChildSpec
 from auditor.errors import IncompleteRunError, SuiteUnusableError
 from auditor.hypothesis_storage import storage_folder, uses_hypothesis
 from auditor.isolation import NO_ISOLATION, Isolation
+from auditor.probes.observe import MAX_CALLS
 
 MAX_RESTARTS = 20
 _HANG_GRACE_SECONDS = 5.0
@@ -90,6 +94,43 @@ def _memory_growth_mb(events: list[dict[str, Any]]) -> float:
     return max(0.0, finish.get("peak_mb", 0.0) - collected.get("resident_mb", 0.0))
 
 
+@dataclass
+class _Resumed:
+    """What the children that stopped after a timed-out test saved."""
+
+    results: list[dict[str, Any]] = field(default_factory=list)
+    observed: list[dict[str, Any]] = field(default_factory=list)
+    data_files: list[Path] = field(default_factory=list)
+
+    def add(self, events: list[dict[str, Any]], data_file: Path) -> None:
+        self.results += [e for e in events if e["kind"] == protocol.RESULT]
+        self.observed += [e for e in events if e["kind"] == protocol.OBSERVED]
+        self.data_files.append(data_file)
+
+    def merge_coverage_into(self, data_file: Path) -> None:
+        """Per-test contexts do not overlap between children: a plain union."""
+        target = CoverageData(str(data_file))
+        target.read()
+        for saved in self.data_files:
+            earlier = CoverageData(str(saved))
+            earlier.read()
+            target.update(earlier)
+        target.write()
+
+
+def merge_observed(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The OBSERVED events of several children, one per function, calls deduplicated."""
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for event in events:
+        if event["kind"] != protocol.OBSERVED:
+            continue
+        key = (event["file"], event["qualname"])
+        entry = merged.setdefault(key, {**event, "calls": []})
+        entry["calls"] += [call for call in event["calls"] if call not in entry["calls"]]
+        del entry["calls"][MAX_CALLS:]
+    return [merged[key] for key in sorted(merged)]
+
+
 class BaselineRunner:
     def __init__(
         self,
@@ -105,6 +146,7 @@ class BaselineRunner:
         shuffle_seed: int | None = None,
         isolation: Isolation = NO_ISOLATION,
         omit: tuple[str, ...] = (),
+        deadline: float | None = None,
     ) -> None:
         self.root = root
         self.test_paths = test_paths
@@ -118,6 +160,8 @@ class BaselineRunner:
         self.shuffle_seed = shuffle_seed
         self.isolation = isolation
         self.omit = omit
+        self.deadline = deadline
+        """`time.monotonic()` past which the run stops (the audit's time budget)."""
         self._cancelled = threading.Event()
 
     def cancel(self) -> None:
@@ -158,7 +202,10 @@ class BaselineRunner:
             guard=self.isolation.level != "none",
         )
 
-    def _run_once(self, spec: ChildSpec, attempt_dir: Path, progress: Progress) -> _Attempt:
+    def _run_once(
+        self, spec: ChildSpec, attempt_dir: Path, progress: Progress, done_before: int = 0
+    ) -> _Attempt:
+        """One child; `done_before` tests finished in the children it resumes from."""
         spec_path = attempt_dir / "spec.json"
         spec.write(spec_path)
         log = (attempt_dir / "output.log").open("wb")
@@ -194,7 +241,7 @@ class BaselineRunner:
                     elif event["kind"] == protocol.RESULT:
                         finished += 1
                 if new:
-                    progress(finished, total if collected else None)
+                    progress(done_before + finished, done_before + total if collected else None)
                 if returncode is not None:
                     attempt.returncode = returncode
                     break
@@ -202,6 +249,12 @@ class BaselineRunner:
                     self.isolation.kill(process)
                     process.wait()
                     raise IncompleteRunError("baseline", "cancelled")
+                if self.deadline is not None and time.monotonic() > self.deadline:
+                    self.isolation.kill(process)
+                    process.wait()
+                    raise IncompleteRunError(
+                        "baseline", "the time budget ran out before the suite's first run ended"
+                    )
                 silent_for = time.monotonic() - last_activity
                 if silent_for > 3 * self.test_timeout + _HANG_GRACE_SECONDS:
                     attempt.hung = True
@@ -218,14 +271,24 @@ class BaselineRunner:
         return attempt
 
     def run(self, progress: Progress) -> ChildOutcome:
+        """Run the suite to its end. A child that stops after a timed-out test is
+        resumed from the next test, its results kept; one that dies or hangs inside a
+        test saved nothing: the suite runs again without that test, the tests of the
+        stopped children left out."""
         removed: list[dict[str, Any]] = []
-        for restart in range(MAX_RESTARTS + 1):
-            attempt_dir = self.workdir / f"attempt-{restart}"
+        resumed = _Resumed()
+        restart = 0
+        for number in itertools.count():
+            attempt_dir = self.workdir / f"attempt-{number}"
             attempt_dir.mkdir(parents=True)
-            deselect = [entry["nodeid"] for entry in removed]
-            attempt = self._run_once(self._spec(attempt_dir, deselect), attempt_dir, progress)
+            deselect = [entry["nodeid"] for entry in (*removed, *resumed.results)]
+            spec = self._spec(attempt_dir, deselect)
+            attempt = self._run_once(spec, attempt_dir, progress, len(resumed.results))
             output = (attempt_dir / "output.log").read_text(encoding="utf-8", errors="replace")
             kinds = [event["kind"] for event in attempt.events]
+            if protocol.RESUME in kinds:
+                resumed.add(attempt.events, attempt_dir / "coverage.sqlite")
+                continue
             if protocol.FINISH in kinds and not attempt.hung:
                 finish = next(e for e in attempt.events if e["kind"] == protocol.FINISH)
                 collecting = [e for e in attempt.events if e["kind"] == protocol.COLLECTING]
@@ -234,26 +297,35 @@ class BaselineRunner:
                     for line in output.splitlines()
                     if line.startswith("INTERNALERROR>")
                 ]
+                data_file = attempt_dir / "coverage.sqlite"
+                if self.measure:
+                    resumed.merge_coverage_into(data_file)
                 return ChildOutcome(
-                    results=[e for e in attempt.events if e["kind"] == protocol.RESULT],
+                    results=[
+                        *resumed.results,
+                        *(e for e in attempt.events if e["kind"] == protocol.RESULT),
+                    ],
                     collection_errors=[
                         {"file": e["path"], "message": e["message"], "line": e.get("line")}
                         for e in attempt.events
                         if e["kind"] == protocol.COLLECT_ERROR
                     ],
                     removed=removed,
-                    data_file=Path(attempt_dir / "coverage.sqlite"),
-                    restarts=restart,
+                    data_file=data_file,
+                    restarts=restart + len(resumed.data_files),
                     exitstatus=finish["exitstatus"],
                     internal_error=internal[-1] if internal else "",
                     last_collected_file=collecting[-1]["path"] if collecting else "",
-                    observed=[e for e in attempt.events if e["kind"] == protocol.OBSERVED],
+                    observed=merge_observed([*resumed.observed, *attempt.events]),
                     memory_growth_mb=_memory_growth_mb(attempt.events),
                 )
             removed.append(self._culprit(attempt, output))
-        raise SuiteUnusableError(
-            f"the test process died or hung {MAX_RESTARTS + 1} times; giving up"
-        )
+            restart += 1
+            if restart > MAX_RESTARTS:
+                raise SuiteUnusableError(
+                    f"the test process died or hung {MAX_RESTARTS + 1} times; giving up"
+                )
+        raise AssertionError("unreachable")
 
     def _culprit(self, attempt: _Attempt, output: str) -> dict[str, Any]:
         """The test that was running when the child died or hung, as a result entry."""

@@ -32,21 +32,22 @@ def _file_of(nodeid: str) -> str:
 
 
 def run_baseline(
-    project: Project, config: AuditConfig, progress: Progress
+    project: Project, config: AuditConfig, progress: Progress, deadline: float | None = None
 ) -> tuple[BaselineSection, CoverageSection]:
     """The measured run, and the flaky reruns alongside it on the other cores (each is a
-    single process; they share nothing but the read-only project)."""
+    single process; they share nothing but the read-only project). Past the `deadline`
+    (the time budget) the measured run stops the audit, a rerun is left out."""
     with (
         tempfile.TemporaryDirectory(prefix="audit-baseline-") as scratch,
-        _Reruns(project, config, Path(scratch)) as reruns,
+        _Reruns(project, config, Path(scratch), deadline) as reruns,
     ):
-        return _measure(project, config, Path(scratch), progress, reruns)
+        measured = _runner(project, config, Path(scratch) / "measured", deadline=deadline)
+        return _measure(project, config, measured.run(progress), reruns)
 
 
 def _measure(
-    project: Project, config: AuditConfig, scratch: Path, progress: Progress, reruns: _Reruns
+    project: Project, config: AuditConfig, outcome: ChildOutcome, reruns: _Reruns
 ) -> tuple[BaselineSection, CoverageSection]:
-    outcome = _runner(project, config, scratch / "measured").run(progress)
     collection_errors = sorted(
         (
             CollectionError(
@@ -116,7 +117,11 @@ def _measure(
 
 
 def _runner(
-    project: Project, config: AuditConfig, workdir: Path, shuffle_seed: int | None = None
+    project: Project,
+    config: AuditConfig,
+    workdir: Path,
+    shuffle_seed: int | None = None,
+    deadline: float | None = None,
 ) -> BaselineRunner:
     """The measured run (no seed), or an outcomes-only rerun in a shuffled order."""
     return BaselineRunner(
@@ -132,6 +137,7 @@ def _runner(
         shuffle_seed=shuffle_seed,
         isolation=choose(config.sandbox),
         omit=project.test_code,
+        deadline=deadline,
     )
 
 
@@ -141,9 +147,11 @@ class _Reruns:
     waiting on its child. Leaving the block early (the suite is unusable, Ctrl-C) kills
     the children still running."""
 
-    def __init__(self, project: Project, config: AuditConfig, scratch: Path) -> None:
+    def __init__(
+        self, project: Project, config: AuditConfig, scratch: Path, deadline: float | None
+    ) -> None:
         self._runners = [
-            _runner(project, config, scratch / f"rerun-{seed}", seed)
+            _runner(project, config, scratch / f"rerun-{seed}", seed, deadline)
             for seed in range(config.flaky_reruns)
         ]
         threads = config.workers - 1
