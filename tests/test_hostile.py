@@ -63,6 +63,19 @@ def test_threads_a_timed_out_test_leaves_behind_do_not_reach_the_tests_after_it(
     assert tree_digest(root) == before
 
 
+def test_a_test_that_catches_its_timeout_is_stopped_soon_after_it(hostile, tmp_path):
+    root, before = hostile
+    result, report = audit_suite(root, "catches_timeout", tmp_path)
+    assert result.returncode == 0, result.stderr
+    found = outcomes(report)
+    assert found["test_each_case_sleeps"] == (
+        "timeout",
+        "timed out after 2s, and caught the timeout and ran on",
+    )
+    assert found["test_fine"][0] == "passed"
+    assert tree_digest(root) == before
+
+
 def test_the_time_budget_bounds_the_baseline(hostile, tmp_path):
     root, before = hostile
     result = run_audit(

@@ -81,10 +81,9 @@ def main(spec_path: str) -> int:
 
     from auditor import guard
     from auditor.baseline import protocol
-    from auditor.baseline.plugin import BaselinePlugin, raise_timeout
+    from auditor.baseline.plugin import BaselinePlugin
     from auditor.probes.observe import CallRecorder
 
-    signal.signal(signal.SIGALRM, raise_timeout)
     events = open(spec.events_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
     recorder = CallRecorder(spec.source_dirs, spec.omit) if spec.measure else None
 
@@ -101,6 +100,7 @@ def main(spec_path: str) -> int:
     plugin = BaselinePlugin(
         cov, events, spec.test_timeout, spec.shuffle_seed, recorder, stop_after_timeout
     )
+    signal.signal(signal.SIGALRM, plugin.on_alarm)
     if spec.guard:
         guard.install(spec.allowed_roots, plugin.record_blocked, [spec.root])
     sys.addaudithook(plugin.watch_subprocesses)

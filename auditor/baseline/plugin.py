@@ -78,6 +78,10 @@ class BaselinePlugin:
         self._events = events
         self._timeout = timeout
         self._current: str | None = None
+        self._current_file = ""
+        self._timed_out = False
+        """The running phase's timer fired: a second alarm means the test caught the
+        `TestTimeout` and ran on (`unittest`'s `subTest` does, once per subtest)."""
         self._blocked: list[Blocked] = []
         self._phases: dict[str, dict[str, Any]] = {}
         self._spawns = False
@@ -142,6 +146,7 @@ class BaselinePlugin:
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, None, None]:
         self._current = item.nodeid
+        self._current_file = str(item.path)
         self._blocked = []
         self._spawns = False
         self._phases[item.nodeid] = {"outcomes": {}, "duration": 0.0, "message": ""}
@@ -156,8 +161,33 @@ class BaselinePlugin:
             self.emit_observations()
             self._after_timeout()
 
+    def on_alarm(self, signum: int, frame: object) -> None:
+        """SIGALRM: the phase ran out of time. The first alarm raises `TestTimeout` in
+        the test; if the test is still running `_CAUGHT_TIMEOUT_GRACE` seconds later, it
+        caught it, and the process ends here (`after_timeout`)."""
+        if not self._timed_out:
+            self._timed_out = True
+            signal.setitimer(signal.ITIMER_REAL, _CAUGHT_TIMEOUT_GRACE)
+            raise TestTimeout("test timed out")
+        if self._current is None or self._after_timeout is None:
+            raise TestTimeout("test timed out")
+        state = self._phases.pop(self._current, {"duration": 0.0})
+        self.emit(
+            protocol.RESULT,
+            nodeid=self._current,
+            file=self._current_file,
+            outcome="timeout",
+            duration=state["duration"] + self._timeout,
+            message=f"timed out after {self._timeout:g}s, and caught the timeout and ran on",
+            blocked=[],
+            spawns_python=self._spawns,
+        )
+        self.emit_observations()
+        self._after_timeout()
+
     def _phase(self, item: pytest.Item, phase: str) -> Generator[None, None, None]:
         self._coverage.switch_context(protocol.context_name(item.nodeid, _PHASE_CONTEXT[phase]))
+        self._timed_out = False
         signal.setitimer(signal.ITIMER_REAL, self._timeout)
         if self._recorder is not None:
             self._recorder.start()
@@ -239,5 +269,5 @@ class BaselinePlugin:
         self.emit(protocol.FINISH, exitstatus=int(exitstatus), peak_mb=peak_mb)
 
 
-def raise_timeout(signum: int, frame: object) -> None:
-    raise TestTimeout("test timed out")
+_CAUGHT_TIMEOUT_GRACE = 2.0
+"""Seconds a test may run on after its timeout was raised before it counts as caught."""
