@@ -161,7 +161,9 @@ class BaselineRunner:
         self.isolation = isolation
         self.omit = omit
         self.deadline = deadline
-        """`time.monotonic()` past which the run stops (the audit's time budget)."""
+        """`time.monotonic()` (the audit's time budget) past which a suite that crashed
+        or hung is not run again from its start: the first run and resumes after a
+        timeout always go on (the report needs the baseline; a resume makes progress)."""
         self._cancelled = threading.Event()
 
     def cancel(self) -> None:
@@ -249,12 +251,6 @@ class BaselineRunner:
                     self.isolation.kill(process)
                     process.wait()
                     raise IncompleteRunError("baseline", "cancelled")
-                if self.deadline is not None and time.monotonic() > self.deadline:
-                    self.isolation.kill(process)
-                    process.wait()
-                    raise IncompleteRunError(
-                        "baseline", "the time budget ran out before the suite's first run ended"
-                    )
                 silent_for = time.monotonic() - last_activity
                 if silent_for > 3 * self.test_timeout + _HANG_GRACE_SECONDS:
                     attempt.hung = True
@@ -324,6 +320,12 @@ class BaselineRunner:
             if restart > MAX_RESTARTS:
                 raise SuiteUnusableError(
                     f"the test process died or hung {MAX_RESTARTS + 1} times; giving up"
+                )
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                raise IncompleteRunError(
+                    "baseline",
+                    f"the time budget ran out; the suite would run again without "
+                    f"{len(removed)} test(s) that crashed or hung ({removed[-1]['nodeid']})",
                 )
         raise AssertionError("unreachable")
 

@@ -36,7 +36,8 @@ def run_baseline(
 ) -> tuple[BaselineSection, CoverageSection]:
     """The measured run, and the flaky reruns alongside it on the other cores (each is a
     single process; they share nothing but the read-only project). Past the `deadline`
-    (the time budget) the measured run stops the audit, a rerun is left out."""
+    (the time budget) a run that crashed or hung is not started again: the measured run
+    then stops the audit, a rerun is left out."""
     with (
         tempfile.TemporaryDirectory(prefix="audit-baseline-") as scratch,
         _Reruns(project, config, Path(scratch), deadline) as reruns,
