@@ -1,6 +1,6 @@
 """Results cache: one sqlite row per mutant, keyed by content, written as results come;
-and per source file its mutation sites and their swap-path code, so a rerun neither
-parses nor compiles a file that did not change.
+per source file its mutation sites and their swap-path code, so a rerun neither parses
+nor compiles a file that did not change; and the probes' results (`probes.cache`).
 
 The key covers the mutated function's code, the mutation, the covering tests' files,
 conftest files and the config, never paths or times, so `.audit/` can move between
@@ -21,7 +21,7 @@ from auditor.engine.plan import Swap
 from auditor.engine.protocol import JobResult, read_result, to_json
 from mutators.sites import Site
 
-_TABLES = ("results", "sites", "swaps")
+_TABLES = ("results", "sites", "swaps", "probes")
 _SCHEMA = """
 create table if not exists {table} (
     key text primary key,
@@ -128,6 +128,13 @@ class ResultCache:
 
     def put(self, key: str, result: JobResult) -> None:
         self._write("results", key, to_json(result))
+
+    def get_probe(self, key: str) -> str | None:
+        """A probe or witness result (`probes.cache`), as the JSON it was put as."""
+        return self._read("probes", key)
+
+    def put_probe(self, key: str, value: str) -> None:
+        self._write("probes", key, value)
 
     def get_sites(self, key: str) -> list[Site] | None:
         value = self._read("sites", key)

@@ -20,11 +20,13 @@ from pydantic import ValidationError
 from auditor.baseline.coverage_data import relative
 from auditor.config import AuditConfig
 from auditor.discovery import Project
+from auditor.engine.cache import ResultCache
 from auditor.engine.plan import plan
 from auditor.engine.stage import module_name, planner_for
 from auditor.errors import AuditError
 from auditor.hypothesis_storage import storage_folder
 from auditor.isolation import Isolation
+from auditor.probes.cache import ProbeCache
 from auditor.probes.protocol import (
     FunctionResult,
     ProbeSpec,
@@ -171,16 +173,37 @@ def run_probes(
     survivors, witnesses = (
         _survivors(project, config, baseline, mutation, probed) if mutation else ([], [])
     )
-    results, interrupted, out_of_time = _run_child(
+    expected = sorted(expected_exceptions(list(project.test_files)))
+    cache = _cache(project, config, expected)
+    results: list[FunctionResult | WitnessResult] = []
+    to_probe = []
+    for spec in probed.values():
+        known = cache.probes(spec)
+        results += [known] if known else []
+        to_probe += [] if known else [spec]
+    to_search = []
+    for survivor in survivors:
+        found = cache.witness(survivor)
+        results += [found] if found else []
+        to_search += [] if found else [survivor]
+    fresh, interrupted, out_of_time = _run_child(
         project,
         config,
         isolation,
-        list(probed.values()),
-        survivors,
+        (list(probed.values()), to_probe, expected),
+        to_search,
         progress,
         deadline,
         baseline.memory_growth_mb,
     )
+    searched = {survivor.mutant_id: survivor for survivor in to_search}
+    for result in fresh:
+        if isinstance(result, FunctionResult):
+            cache.keep_probes(probed[f"{result.probe.file}::{result.probe.function}"], result)
+        else:
+            cache.keep_witness(searched[result.witness.mutant_id], result)
+    cache.close()
+    results += fresh
     findings: list[ProbeFinding] = []
     for result in results:
         if isinstance(result, FunctionResult):
@@ -239,19 +262,31 @@ def probe_growth_limit_mb(baseline_growth_mb: float, memory_limit_mb: int) -> in
     return min(memory_limit_mb, wanted)
 
 
+def _cache(project: Project, config: AuditConfig, expected: list[str]) -> ProbeCache:
+    settings = {
+        "examples": config.probe_examples,
+        "time_budget": config.probe_time_budget,
+        "expected_exceptions": expected,
+    }
+    return ProbeCache(ResultCache(project.root), project.root, project.source_files, settings)
+
+
 def _run_child(
     project: Project,
     config: AuditConfig,
     isolation: Isolation,
-    targets: list[TargetSpec],
+    functions: tuple[list[TargetSpec], list[TargetSpec], list[str]],
     survivors: list[SurvivorSpec],
     progress: Progress,
     budget_deadline: float | None,
     baseline_growth_mb: float,
 ) -> tuple[list[FunctionResult | WitnessResult], bool, bool]:
-    """Start one probe process per share of the work, all under the sandbox. Returns the
-    results, whether Ctrl-C stopped them and whether the time budget did."""
-    total = len(targets) + len(survivors)
+    """Start one probe process per share of the work, all under the sandbox. `functions`:
+    every probeable function (a witness search may call any), those to probe, and the
+    exceptions the tests expect. Returns the results, whether Ctrl-C stopped them and
+    whether the time budget did."""
+    targets, to_probe, expected = functions
+    total = len(to_probe) + len(survivors)
     if not total:
         return [], False, False
     if budget_deadline is not None and time.monotonic() >= budget_deadline:
@@ -259,7 +294,7 @@ def _run_child(
     jobs = config.workers
     with tempfile.TemporaryDirectory(prefix="audit-probes-") as scratch:
         running = []
-        for number, (keys, share) in enumerate(_partition(targets, survivors, jobs)):
+        for number, (keys, share) in enumerate(_partition(to_probe, survivors, jobs)):
             home = Path(scratch) / f"probe-{number}"
             private_tmp = home / "tmp"
             private_tmp.mkdir(parents=True)
@@ -278,7 +313,7 @@ def _run_child(
                 witness_examples=config.probe_examples * 3,
                 time_budget=config.probe_time_budget,
                 call_timeout=min(0.5, config.probe_time_budget / 4),
-                expected_exceptions=sorted(expected_exceptions(list(project.test_files))),
+                expected_exceptions=expected,
                 targets=targets,
                 probe=keys,
                 survivors=share,

@@ -155,7 +155,7 @@ def test_planted_equivalent_mutants_come_out_likely_equivalent(tmp_path):
     assert status_of(">= -> <") == "found"
 
 
-def test_probe_results_are_the_same_on_a_second_run(tmp_path):
+def test_fresh_probes_give_the_same_results_twice(tmp_path):
     root = _project(
         tmp_path / "det",
         EQUIVALENT,
@@ -164,9 +164,64 @@ def test_probe_results_are_the_same_on_a_second_run(tmp_path):
     reports = []
     for run in range(2):
         out = tmp_path / f"run{run}.json"
+        (root / ".audit" / "cache.sqlite").unlink(missing_ok=True)
         assert run_audit("tests", "-q", "--json", str(out), cwd=root).returncode == 0
         reports.append(stable(json.loads(out.read_text()))["probes"])
     assert reports[0] == reports[1]
+
+
+class _ProbeUpdates:
+    """A progress display that counts the probe stage's updates (one per result that
+    a probe process writes)."""
+
+    def __init__(self) -> None:
+        self.stage = ""
+        self.probe_updates = 0
+
+    def start(self, stage: str, total: int | None = None) -> None:
+        self.stage = stage
+
+    def update(self, done: int, total: int | None = None, summary: str = "") -> None:
+        self.probe_updates += self.stage == "probe"
+
+    def finish(self, stage: str, summary: str = "", stopped: bool = False) -> None:
+        pass
+
+
+def _probed(root: Path):
+    from auditor.config import AuditConfig
+    from auditor.pipeline import run_audit as audit
+
+    updates = _ProbeUpdates()
+    report = audit(["tests"], AuditConfig(), root, updates)
+    return report.probes, updates.probe_updates
+
+
+def test_a_rerun_with_nothing_changed_takes_the_probes_from_the_cache(tmp_path):
+    root = _project(
+        tmp_path / "cached",
+        EQUIVALENT,
+        "from pkg.core import clamp\n\ndef test_clamp():\n    assert clamp(5) == 5\n",
+    )
+    first, first_updates = _probed(root)
+    again, again_updates = _probed(root)
+    assert first_updates > 0
+    assert again_updates == 0
+    assert again.model_dump(exclude={"duration"}) == first.model_dump(exclude={"duration"})
+
+
+def test_a_change_to_the_code_under_test_probes_again(tmp_path):
+    root = _project(
+        tmp_path / "changed",
+        EQUIVALENT,
+        "from pkg.core import clamp\n\ndef test_clamp():\n    assert clamp(5) == 5\n",
+    )
+    _probed(root)
+    core = root / "pkg" / "core.py"
+    core.write_text(core.read_text() + "\n\ndef half(x: int) -> float:\n    return 1 / x\n")
+    again, updates = _probed(root)
+    assert updates > 0
+    assert "half" in {function.function for function in again.functions}
 
 
 def test_functions_touching_the_outside_world_are_skipped_and_nothing_changes(tmp_path):

@@ -1,0 +1,77 @@
+"""Probe and witness results kept between runs, keyed by content as mutant verdicts are.
+
+A function's probes depend on the code it can call (any module of the code under
+test), on what it is probed with (its spec: observed arguments, documented raises,
+literals of its docstring) and on the probe settings; a witness search on the mutant
+too. The key covers exactly that, never paths or times: a rerun with nothing changed
+runs no probe, and a change anywhere in the code under test probes again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TypeVar
+
+from auditor import __version__
+from auditor.engine.cache import ResultCache
+from auditor.probes.protocol import FunctionResult, SurvivorSpec, TargetSpec, WitnessResult
+
+_LOCATION = {"path"}
+"""Spec fields that say where the project lies, not what it is."""
+
+
+class ProbeCache:
+    def __init__(
+        self, cache: ResultCache, root: Path, source_files: Iterable[Path], settings: object
+    ) -> None:
+        digest = hashlib.sha256()
+        for part in (__version__, _hypothesis_version(), json.dumps(settings, sort_keys=True)):
+            digest.update(part.encode())
+        for path in sorted(source_files):
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+        self._salt = digest.hexdigest()
+        self._cache = cache
+
+    def _key(self, kind: str, spec: TargetSpec | SurvivorSpec) -> str:
+        content = spec.model_dump_json(exclude=_LOCATION)
+        return hashlib.sha256(f"{self._salt}\0{kind}\0{content}".encode()).hexdigest()
+
+    def probes(self, spec: TargetSpec) -> FunctionResult | None:
+        value = self._cache.get_probe(self._key("probe", spec))
+        return None if value is None else _parsed(FunctionResult, value)
+
+    def witness(self, spec: SurvivorSpec) -> WitnessResult | None:
+        value = self._cache.get_probe(self._key("witness", spec))
+        return None if value is None else _parsed(WitnessResult, value)
+
+    def keep_probes(self, spec: TargetSpec, result: FunctionResult) -> None:
+        if result.probe.status != "failed":  # a probe process that died: try again
+            self._cache.put_probe(self._key("probe", spec), result.model_dump_json())
+
+    def keep_witness(self, spec: SurvivorSpec, result: WitnessResult) -> None:
+        self._cache.put_probe(self._key("witness", spec), result.model_dump_json())
+
+    def close(self) -> None:
+        self._cache.close()
+
+
+Result = TypeVar("Result", FunctionResult, WitnessResult)
+
+
+def _parsed(model: type[Result], value: str) -> Result | None:
+    try:
+        return model.model_validate_json(value)
+    except ValueError:
+        return None  # written by another version of the report model: a miss
+
+
+def _hypothesis_version() -> str:
+    try:
+        return importlib.metadata.version("hypothesis")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
