@@ -171,3 +171,42 @@ def test_modules_of_the_package_outside_the_mutated_scope_are_read_too(tmp_path)
     found = read_index(project)
     binding = found.binding_at("pkg/sigs.py", 5, 5)
     assert found.readers(found.closure(binding.names)).every_test
+
+
+REGISTRY_PACKAGE = {
+    "pkg/_tables.py": """
+        units = {"m": 1, "km": 1000}
+        registry = {}
+
+        def build_registry(units=units, registry=registry):
+            registry.update(units)
+
+        def register_all():
+            registry.update(units)
+        """,
+    "pkg/__init__.py": """
+        from pkg import _tables
+
+        _tables.build_registry()
+        _tables.register_all()
+        SCALE = _tables.units["km"]
+        NAME = "pkg"
+        """,
+}
+
+
+def test_statements_of_other_modules_computed_from_a_name_are_its_consumers(tmp_path):
+    found = index(tmp_path, REGISTRY_PACKAGE)
+    consumers = found.consumers("pkg/_tables.py", frozenset({"units"}))
+    # the call of a function whose default holds the table, the call of a function that
+    # reads it, and a value computed from it; not the import, not an unrelated value
+    assert consumers == (
+        ("pkg/__init__.py", (4, 4)),
+        ("pkg/__init__.py", (5, 5)),
+        ("pkg/__init__.py", (6, 6)),
+    )
+
+
+def test_a_module_s_own_statements_are_not_its_consumers(tmp_path):
+    found = index(tmp_path, {"m.py": "units = {}\nSCALE = units.get('km')\n"})
+    assert found.consumers("m.py", frozenset({"units"})) == ()

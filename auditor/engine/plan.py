@@ -73,6 +73,10 @@ class PlannedMutant:
     rerun_lines: tuple[tuple[int, int], ...] = ()
     """Module path: the lines of the mutated file its child runs again (the statement
     and what is computed from it); empty: the whole module."""
+    consumers: tuple[tuple[str, tuple[int, int]], ...] = ()
+    """Module path: statements of other modules that computed something from what the
+    mutated statement binds at import time, (file relative to the root, lines); the
+    child runs them again afterwards (`ReadIndex.consumers`)."""
 
     @property
     def runnable(self) -> bool:
@@ -219,18 +223,20 @@ class Planner:
         for test in passing:
             self.tests_by_file[test.nodeid.split("::", 1)[0]].add(test.nodeid)
         self.import_time_readers: dict[tuple[str, Binding], set[str]] = {}
-        self.test_file_digests: dict[str, str] = {}
+        self.file_digests: dict[str, str] = {}
         self.test_sets: dict[tuple[frozenset[str], frozenset[str]], _TestSet] = {}
 
     def _test_digest(self, nodeid: str) -> str:
-        file = nodeid.split("::", 1)[0]
-        if file not in self.test_file_digests:
+        return self._file_digest(nodeid.split("::", 1)[0])
+
+    def _file_digest(self, file: str) -> str:
+        if file not in self.file_digests:
             try:
                 content = (self.root / file).read_bytes()
             except OSError:
                 content = b""
-            self.test_file_digests[file] = hashlib.sha256(content).hexdigest()
-        return self.test_file_digests[file]
+            self.file_digests[file] = hashlib.sha256(content).hexdigest()
+        return self.file_digests[file]
 
     def _sites(self, source: str) -> list[Site]:
         """The source's mutation sites; from the cache when this source was seen before
@@ -403,7 +409,9 @@ class Planner:
                 __version__,
                 mutant_id,
                 site.replacement,
-                key_of_code if mutant.path == "swap" else (source, mutant.rerun_lines),
+                key_of_code
+                if mutant.path == "swap"
+                else (source, mutant.rerun_lines, self._consumed_from(mutant.consumers)),
                 tests_run.contents,
                 reach.contents,
                 self.shared_sources,
@@ -453,7 +461,19 @@ class Planner:
             original = mutant.source[site.start : site.end]
             added = site.replacement.count("\n") - original.count("\n")
             mutant.rerun_lines = reexecution.lines_to_rerun(site.line, site.end_line, added)
+            mutant.consumers = self._consumers(mutant.file, site)
         return ("module", mutant.id)
+
+    def _consumers(self, file: str, site: Site) -> tuple[tuple[str, tuple[int, int]], ...]:
+        if self.read_index is None:
+            return ()
+        binding = self.read_index.binding_at(file, site.line, site.end_line)
+        return () if binding is None else self.read_index.consumers(file, binding.names)
+
+    def _consumed_from(self, consumers: tuple[tuple[str, tuple[int, int]], ...]) -> list:
+        """The consumers and their files' digests: part of a module-path mutant's key."""
+        files = sorted({file for file, _ in consumers})
+        return [consumers, [self._file_digest(file) for file in files]]
 
 
 @dataclass(frozen=True)

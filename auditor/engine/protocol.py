@@ -53,6 +53,9 @@ class Job:
     replacement: str = ""
     rerun_lines: list[list[int]] = field(default_factory=list)
     """Module path: the line ranges of the mutated file to run again; empty: all."""
+    consumers: list[list[Any]] = field(default_factory=list)
+    """Module path: `[file, module, start line, end line]` of statements in other
+    modules to run again afterwards (`ReadIndex.consumers`)."""
     subprocess_tests: list[str] = field(default_factory=list)
     """Run after `tests`: only their Python subprocesses run the mutated code."""
     serve_subprocesses: bool = False

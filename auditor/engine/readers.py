@@ -47,6 +47,7 @@ def _words(text: str) -> frozenset[str]:
 class _Statement:
     """A statement that runs at import time, in a module or a class body."""
 
+    file: str
     span: tuple[int, int]
     binds: frozenset[str]
     mentions: frozenset[str]
@@ -54,21 +55,28 @@ class _Statement:
     """The classes whose bodies hold it: a class attribute changes its class."""
     dynamic: bool
     decorators: tuple[tuple[int, int], ...]
+    recomputes: bool
+    """A module-level assignment or bare call: it can run again on its own."""
 
 
 @dataclass(frozen=True)
 class _Function:
     file: str
+    name: str
     lines: range
     mentions: frozenset[str]
 
 
+_RECOMPUTING = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
+
+
 def _import_time_statements(
-    body: list[ast.stmt], owners: tuple[str, ...] = ()
+    file: str, body: list[ast.stmt], owners: tuple[str, ...] = (), top_level: bool = True
 ) -> Iterator[_Statement]:
     for statement in body:
         nodes = list(walk_import_time(statement))
         yield _Statement(
+            file=file,
             span=span(statement),
             binds=frozenset(binds(statement)) | frozenset(owners),
             mentions=frozenset(mentions(nodes)),
@@ -78,25 +86,29 @@ def _import_time_statements(
                 (d.lineno, d.end_lineno or d.lineno)
                 for d in getattr(statement, "decorator_list", ())
             ),
+            recomputes=top_level and isinstance(statement, _RECOMPUTING),
         )
         if isinstance(statement, ast.ClassDef):
-            yield from _import_time_statements(statement.body, (*owners, statement.name))
+            yield from _import_time_statements(
+                file, statement.body, (*owners, statement.name), False
+            )
         elif isinstance(statement, COMPOUND):
             for block in block_children(statement):
-                yield from _import_time_statements(block, owners)
+                yield from _import_time_statements(file, block, owners, False)
 
 
 def _functions(file: str, tree: ast.Module) -> Iterator[_Function]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            start = node.body[0].lineno
+            start, name = node.body[0].lineno, node.name
         elif isinstance(node, ast.Lambda):
-            start = node.body.lineno
+            start, name = node.body.lineno, ""
         else:
             continue
         body = node.body if isinstance(node.body, list) else [node.body]
         named = mentions(inner for part in body for inner in ast.walk(part))
-        yield _Function(file, range(start, (node.end_lineno or start) + 1), frozenset(named))
+        lines = range(start, (node.end_lineno or start) + 1)
+        yield _Function(file, name, lines, frozenset(named))
 
 
 @dataclass(frozen=True)
@@ -149,7 +161,7 @@ class ReadIndex:
             except (SyntaxError, ValueError):
                 self.unparsed.add(relative)
                 continue
-            statements = list(_import_time_statements(tree.body))
+            statements = list(_import_time_statements(relative, tree.body))
             self.statements[relative] = statements
             for statement in statements:
                 for name in statement.mentions:
@@ -205,6 +217,32 @@ class ReadIndex:
                         pending.append(bound)
             self._closures[names] = frozenset(reached)
         return self._closures[names]
+
+    def consumers(
+        self, file: str, names: frozenset[str]
+    ) -> tuple[tuple[str, tuple[int, int]], ...]:
+        """Module-level statements of other modules that computed something from the
+        names when the package was imported, (file, lines) in file order: an assignment
+        or bare call computed from them (`REGISTRY = build(TABLE)`), or a bare call of a
+        function that reads them (toolz's `create_signature_registry()`, which turns
+        `_signatures.module_info` into the registry `curry` reads). A mutant's child runs
+        them again after the mutated statement, as a fresh import would have."""
+        reached = self.closure(names)
+        readers = {
+            function.name
+            for name in reached
+            for function in self.functions_mentioning.get(name, ())
+            if function.name
+        }
+        found = {
+            (statement.file, statement.span)
+            for name in reached | readers
+            for statement in self.mentioned_by.get(name, ())
+            if statement.file != file
+            and statement.recomputes
+            and (statement.dynamic or not statement.mentions.isdisjoint(reached))
+        }
+        return tuple(sorted(found))
 
     def readers(self, names: frozenset[str]) -> Readers:
         lines: dict[str, set[int]] = defaultdict(set)

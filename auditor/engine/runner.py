@@ -147,7 +147,7 @@ class RunnerPlugin:
     ) -> None:
         from _pytest.runner import runtestprotocol
 
-        from auditor.engine.reexecution import rerun_code
+        from auditor.engine.reexecution import compile_statements, rerun_code
         from auditor.engine.swap import SwapError, module_for, reexecute_module, swap_function
         from auditor.sandbox import limit_resources
 
@@ -189,6 +189,13 @@ class RunnerPlugin:
                     os._exit(0)
                 try:
                     reexecute_module(module, compiled)
+                    for file, name, start, end in job.consumers:
+                        consumer = sys.modules.get(name)
+                        if consumer is not None:  # else it imports the mutant afresh
+                            source, _ = self.original_source(file)
+                            reexecute_module(
+                                consumer, compile_statements(source, [(start, end)], file)
+                            )
                 except Exception as exc:  # the mutant breaks the module's import
                     tell({"start": items[0].nodeid})
                     detail = f"import fails: {exc!r}"[:300]

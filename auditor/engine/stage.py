@@ -117,17 +117,26 @@ def _package_files(project: Project) -> list[Path]:
     return sorted(files - set(project.test_files))
 
 
-def _patch(mutant: PlannedMutant) -> dict[str, Any]:
+def _patch(mutant: PlannedMutant, project: Project) -> dict[str, Any]:
     return {
         "source_digest": text_digest(mutant.source),
         "patch_start": mutant.site.start,
         "patch_end": mutant.site.end,
         "replacement": mutant.site.replacement,
         "rerun_lines": [list(lines) for lines in mutant.rerun_lines],
+        "consumers": [
+            [
+                os.path.realpath(project.root / file),
+                module_name(project.root / file, project.source_roots),
+                start,
+                end,
+            ]
+            for file, (start, end) in mutant.consumers
+        ],
     }
 
 
-def _job(mutant: PlannedMutant, module_name: str) -> Job:
+def _job(mutant: PlannedMutant, module_name: str, project: Project) -> Job:
     return Job(
         id=mutant.id,
         path=mutant.path,
@@ -140,7 +149,7 @@ def _job(mutant: PlannedMutant, module_name: str) -> Job:
         code_b64=Job.encode_code(zlib.decompress(mutant.function_code))
         if mutant.function_code
         else "",
-        **(_patch(mutant) if mutant.path != "swap" or mutant.subprocess_reach else {}),
+        **(_patch(mutant, project) if mutant.path != "swap" or mutant.subprocess_reach else {}),
         subprocess_tests=mutant.subprocess_tests,
         serve_subprocesses=bool(mutant.subprocess_reach),
     )
@@ -427,7 +436,7 @@ def _mutate(
     interrupted = False
     try:
         pool.run(
-            (_job(m, module_names[m.abs_path]) for m in within_budget(order)),
+            (_job(m, module_names[m.abs_path], project) for m in within_budget(order)),
             on_result,
             stop_at=None if deadline is None else deadline + BUDGET_GRACE_SECONDS,
         )
