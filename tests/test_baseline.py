@@ -243,3 +243,15 @@ def test_the_environments_own_sitecustomize_still_runs_in_subprocesses(tmp_path)
         env=env,
     )
     assert result.stdout.strip() == "loaded", result.stderr
+
+
+def test_a_child_that_hangs_while_stopping_after_a_timeout_loses_only_that_test(tmp_path):
+    from auditor.baseline import protocol
+    from auditor.baseline.runner import BaselineRunner, _Attempt
+
+    runner = BaselineRunner(tmp_path, ["tests"], [], [], [], 2.0, 512, tmp_path)
+    timed_out = {"kind": protocol.RESULT, "nodeid": "t.py::slow", "outcome": "timeout"}
+    attempt = _Attempt(
+        events=[{"kind": protocol.START, "nodeid": "t.py::slow"}, timed_out], hung=True
+    )
+    assert runner._culprit(attempt, "") == timed_out
