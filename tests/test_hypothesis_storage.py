@@ -10,8 +10,9 @@ from auditor.isolation import choose
 
 def test_a_child_s_storage_starts_with_the_unicode_tables_hypothesis_would_build(tmp_path):
     storage = storage_folder(tmp_path / "tmp", choose("auto"))
-    tables = sorted(path.name for path in storage.glob("unicode_data/*/*.json.gz"))
-    assert tables == ["charmap.json.gz", "codec-utf-8.json.gz"]
+    tables = [path.name for path in storage.glob("unicode_data/*/*.json.gz")]
+    assert "charmap.json.gz" in tables
+    assert [name for name in tables if name.startswith("codec-") and "utf-8" in name]
 
 
 def test_a_suite_that_does_not_use_hypothesis_gets_an_empty_storage(tmp_path):

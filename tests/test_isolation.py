@@ -115,7 +115,7 @@ def test_a_fork_bomb_is_bounded_and_leaves_nothing_behind(project_copy, tmp_path
 def test_inside_the_sandbox_only_the_writable_folders_are_writable(tmp_path):
     writable = tmp_path / "scratch"
     writable.mkdir()
-    outside = Path(__file__).parent / "written-from-a-sandbox"
+    outside = Path("/etc") / f"written-from-a-sandbox-{os.getpid()}"  # never under /tmp
     probe = (
         "import socket\n"
         "def attempt(action):\n"
