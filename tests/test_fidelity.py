@@ -12,6 +12,7 @@ from auditor.config import AuditConfig
 from auditor.pipeline import run_audit
 from auditor.report import Report
 from tests.conftest import FIXTURES
+from tests.test_isolation import needs_os_sandbox
 
 SHARED_FOLDER = Path("/tmp/isbnkit-titles")
 """Where `test_files.py` writes, as real tests write `/tmp/<name>`."""
@@ -59,11 +60,15 @@ def test_tests_that_mock_os_path_pass_as_they_do_under_pytest(report):
     assert outcomes["test_paths.py::test_an_absolute_name_is_kept"] == "passed"
 
 
-def test_a_test_that_writes_under_tmp_passes_and_the_machine_s_tmp_stays_untouched(report):
+def test_a_test_that_writes_under_tmp_passes(report):
     outcome = _outcomes(report)["test_files.py::test_a_saved_title_reads_back_with_one_newline"]
     assert outcome == "passed"
-    if report.sandbox.level == "os":
-        assert not SHARED_FOLDER.exists()
+
+
+@needs_os_sandbox
+def test_under_the_os_sandbox_the_machine_s_tmp_stays_untouched(report):
+    assert report.sandbox.level == "os"
+    assert not SHARED_FOLDER.exists()
 
 
 def test_a_test_that_writes_under_tmp_passes_with_the_guard_alone(tmp_path_factory):

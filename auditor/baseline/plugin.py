@@ -172,15 +172,12 @@ class BaselinePlugin:
         if self._current is None or self._after_timeout is None:
             raise TestTimeout("test timed out")
         state = self._phases.pop(self._current, {"duration": 0.0})
-        self.emit(
-            protocol.RESULT,
-            nodeid=self._current,
-            file=self._current_file,
-            outcome="timeout",
-            duration=state["duration"] + self._timeout,
-            message=f"timed out after {self._timeout:g}s, and caught the timeout and ran on",
-            blocked=[],
-            spawns_python=self._spawns,
+        self._emit_result(
+            self._current,
+            self._current_file,
+            "timeout",
+            state["duration"] + self._timeout,
+            f"timed out after {self._timeout:g}s, and caught the timeout and ran on",
         )
         self.emit_observations()
         self._after_timeout()
@@ -245,17 +242,22 @@ class BaselinePlugin:
             outcome = "blocked"
             first = self._blocked[0]
             message = f"blocked by audit guard: {first.event} {first.target}"
+        self._emit_result(item.nodeid, str(item.path), outcome, state["duration"], message)
+        return outcome
+
+    def _emit_result(
+        self, nodeid: str, file: str, outcome: str, duration: float, message: str
+    ) -> None:
         self.emit(
             protocol.RESULT,
-            nodeid=item.nodeid,
-            file=str(item.path),
+            nodeid=nodeid,
+            file=file,
             outcome=outcome,
-            duration=state["duration"],
+            duration=duration,
             message=message,
             blocked=[{"event": b.event, "target": b.target} for b in self._blocked],
             spawns_python=self._spawns,
         )
-        return outcome
 
     def emit_observations(self) -> None:
         if self._recorder is not None:

@@ -2,10 +2,11 @@
 
 A currency table of hundreds of rows at module level is data, not logic: mutating every
 string and number in it makes most of a package's mutants, takes most of the mutation
-time, and decides the package's score. A table (a dict, list, tuple or set literal of at least
-`MIN_ENTRIES` entries, each made of literals, names or calls with such arguments; or a
-run of as many such calls as statements) keeps the mutants of `SAMPLED_ENTRIES` entries
-spread over it, first and last included. `--mutate-data all` keeps every entry's.
+time, and decides the package's score. A table (a dict, list, tuple or set literal of
+at least `MIN_ENTRIES` entries, each made of literals, names or calls with such
+arguments; or a run of as many such calls as statements) keeps the mutants of
+`SAMPLED_ENTRIES` entries spread over it, first and last included. `--mutate-data all`
+keeps every entry's.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from auditor import __version__
 from auditor.baseline.coverage_data import relative as relative_to_root
 from auditor.engine.compiler import compile_module, find_function, fingerprint
 from auditor.engine.data_tables import find_data_tables
-from auditor.engine.readers import Binding, ReadIndex
+from auditor.engine.readers import Binding, Consumers, ReadIndex
 from auditor.engine.reexecution import Reexecution
 from auditor.report import DataTableSample
 from mutators.base import Operator
@@ -73,7 +73,7 @@ class PlannedMutant:
     rerun_lines: tuple[tuple[int, int], ...] = ()
     """Module path: the lines of the mutated file its child runs again (the statement
     and what is computed from it); empty: the whole module."""
-    consumers: tuple[tuple[str, tuple[int, int]], ...] = ()
+    consumers: Consumers = ()
     """Module path: statements of other modules that computed something from what the
     mutated statement binds at import time, (file relative to the root, lines); the
     child runs them again afterwards (`ReadIndex.consumers`)."""
@@ -464,13 +464,13 @@ class Planner:
             mutant.consumers = self._consumers(mutant.file, site)
         return ("module", mutant.id)
 
-    def _consumers(self, file: str, site: Site) -> tuple[tuple[str, tuple[int, int]], ...]:
+    def _consumers(self, file: str, site: Site) -> Consumers:
         if self.read_index is None:
             return ()
         binding = self.read_index.binding_at(file, site.line, site.end_line)
         return () if binding is None else self.read_index.consumers(file, binding.names)
 
-    def _consumed_from(self, consumers: tuple[tuple[str, tuple[int, int]], ...]) -> list:
+    def _consumed_from(self, consumers: Consumers) -> list:
         """The consumers and their files' digests: part of a module-path mutant's key."""
         files = sorted({file for file, _ in consumers})
         return [consumers, [self._file_digest(file) for file in files]]

@@ -118,6 +118,10 @@ class Binding:
     """The statement's lines: the tests that run them (a function defined there) read it."""
 
 
+Consumers = tuple[tuple[str, tuple[int, int]], ...]
+"""Statements of other modules to run again: (file relative to the root, lines)."""
+
+
 @dataclass(frozen=True)
 class Readers:
     """What reads a name: lines of functions in the code under test, and files on the
@@ -174,6 +178,7 @@ class ReadIndex:
         for path in support_files:
             self.support_words |= _words(_read(path))
         self._closures: dict[frozenset[str], frozenset[str]] = {}
+        self._consumers: dict[tuple[str, frozenset[str]], Consumers] = {}
         self._bindings: dict[tuple[str, int, int], Binding | None] = {}
 
     def binding_at(self, file: str, line: int, end_line: int) -> Binding | None:
@@ -218,15 +223,18 @@ class ReadIndex:
             self._closures[names] = frozenset(reached)
         return self._closures[names]
 
-    def consumers(
-        self, file: str, names: frozenset[str]
-    ) -> tuple[tuple[str, tuple[int, int]], ...]:
+    def consumers(self, file: str, names: frozenset[str]) -> Consumers:
         """Module-level statements of other modules that computed something from the
         names when the package was imported, (file, lines) in file order: an assignment
         or bare call computed from them (`REGISTRY = build(TABLE)`), or a bare call of a
         function that reads them (toolz's `create_signature_registry()`, which turns
         `_signatures.module_info` into the registry `curry` reads). A mutant's child runs
         them again after the mutated statement, as a fresh import would have."""
+        if (file, names) not in self._consumers:
+            self._consumers[(file, names)] = self._find_consumers(file, names)
+        return self._consumers[(file, names)]
+
+    def _find_consumers(self, file: str, names: frozenset[str]) -> Consumers:
         reached = self.closure(names)
         readers = {
             function.name

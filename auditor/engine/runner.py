@@ -20,6 +20,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import CodeType
 from typing import IO, Any
 
 from auditor.engine.protocol import text_digest
@@ -37,6 +38,7 @@ class RunnerPlugin:
         self.failed_in_child = False
         self.failed_by_check = False
         self.sources: dict[str, tuple[str, str]] = {}
+        self.consumer_code: dict[tuple[str, int, int], list[CodeType]] = {}
 
     def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
         # A check (assert, pytest.raises, pytest.fail) failing is an oracle at work; any
@@ -103,6 +105,9 @@ class RunnerPlugin:
                 detail = f"{job.file} changed on disk during the run"
                 return {"id": job.id, "status": "RuntimeError", "detail": detail}
             mutated = job.mutated(original)
+        consumers = [
+            (name, self._consumer(file, start, end)) for file, name, start, end in job.consumers
+        ]
         read_end, write_end = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -110,7 +115,7 @@ class RunnerPlugin:
         pid = os.fork()
         if pid == 0:
             os.close(read_end)
-            self._child(job, mutated, items, spawning, write_end)
+            self._child(job, mutated, consumers, items, spawning, write_end)
             os._exit(0)  # not reached: _child always leaves with os._exit
         os.close(write_end)
         watch = MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.child_growth_limit_mb)
@@ -142,12 +147,29 @@ class RunnerPlugin:
             self.sources[file] = (text, text_digest(text))
         return self.sources[file]
 
+    def _consumer(self, file: str, start: int, end: int) -> list[CodeType]:
+        """A statement of another module to run again after a module-path mutant,
+        compiled once per runner (in the runner, so no child reads or compiles it)."""
+        key = (file, start, end)
+        if key not in self.consumer_code:
+            from auditor.engine.reexecution import compile_statements
+
+            source, _ = self.original_source(file)
+            self.consumer_code[key] = compile_statements(source, [(start, end)], file)
+        return self.consumer_code[key]
+
     def _child(
-        self, job: Any, mutated: str, items: list[Any], spawning: list[Any], channel: int
+        self,
+        job: Any,
+        mutated: str,
+        consumers: list[tuple[str, list[CodeType]]],
+        items: list[Any],
+        spawning: list[Any],
+        channel: int,
     ) -> None:
         from _pytest.runner import runtestprotocol
 
-        from auditor.engine.reexecution import compile_statements, rerun_code
+        from auditor.engine.reexecution import rerun_code
         from auditor.engine.swap import SwapError, module_for, reexecute_module, swap_function
         from auditor.sandbox import limit_resources
 
@@ -189,13 +211,10 @@ class RunnerPlugin:
                     os._exit(0)
                 try:
                     reexecute_module(module, compiled)
-                    for file, name, start, end in job.consumers:
+                    for name, codes in consumers:
                         consumer = sys.modules.get(name)
                         if consumer is not None:  # else it imports the mutant afresh
-                            source, _ = self.original_source(file)
-                            reexecute_module(
-                                consumer, compile_statements(source, [(start, end)], file)
-                            )
+                            reexecute_module(consumer, codes)
                 except Exception as exc:  # the mutant breaks the module's import
                     tell({"start": items[0].nodeid})
                     detail = f"import fails: {exc!r}"[:300]

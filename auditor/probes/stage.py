@@ -176,16 +176,19 @@ def run_probes(
     expected = sorted(expected_exceptions(list(project.test_files)))
     cache = _cache(project, config, expected)
     results: list[FunctionResult | WitnessResult] = []
-    to_probe = []
+    to_probe, to_search = [], []
     for spec in probed.values():
         known = cache.probes(spec)
-        results += [known] if known else []
-        to_probe += [] if known else [spec]
-    to_search = []
+        if known is None:
+            to_probe.append(spec)
+        else:
+            results.append(known)
     for survivor in survivors:
         found = cache.witness(survivor)
-        results += [found] if found else []
-        to_search += [] if found else [survivor]
+        if found is None:
+            to_search.append(survivor)
+        else:
+            results.append(found)
     fresh, interrupted, out_of_time = _run_child(
         project,
         config,
