@@ -48,8 +48,13 @@ def test_a_default_argument_binds_the_function(tmp_path):
     assert names_at(found, "m.py", 1) == {"greet"}
 
 
-def test_a_bare_call_at_import_time_is_not_followed_by_name(tmp_path):
-    found = index(tmp_path, {"m.py": "TABLE = {}\nTABLE.update(a=1)\n"})
+def test_a_method_call_on_a_module_value_changes_that_value(tmp_path):
+    found = index(tmp_path, {"m.py": "TABLE = {}\nTABLE['a'].update(b=1)\n"})
+    assert names_at(found, "m.py", 2) == {"TABLE"}
+
+
+def test_a_bare_call_into_code_outside_is_not_followed_by_name(tmp_path):
+    found = index(tmp_path, {"m.py": "import warnings\nwarnings.simplefilter('ignore')\n"})
     assert names_at(found, "m.py", 2) is None
 
 
@@ -131,27 +136,51 @@ def test_a_conftest_that_mentions_a_name_makes_every_test_a_reader(tmp_path):
     assert found.readers(frozenset({"RATES"})).every_test
 
 
-def test_a_bare_call_at_import_time_that_reads_a_name_makes_every_test_a_reader(tmp_path):
-    source = textwrap.dedent(
-        """\
-        INFO = {'len': 1}
-        SIGNATURES = {}
+SIGNATURES_MODULE = """\
+INFO = {'len': 1}
+SIGNATURES = {}
 
 
-        def build(info=INFO):
-            SIGNATURES.update(info)
+def build(info=INFO):
+    SIGNATURES.update(info)
 
 
-        build()
+build()
 
 
-        def arity(name):
-            return SIGNATURES[name]
-        """
+def arity(name):
+    return SIGNATURES[name]
+"""
+
+
+def test_a_bare_call_of_a_function_of_the_code_changes_what_that_function_names(tmp_path):
+    found = index(tmp_path, {"sigs.py": SIGNATURES_MODULE})
+    binding = found.binding_at("sigs.py", 1, 1)
+    readers = found.readers(found.closure(binding.names))
+    assert not readers.every_test
+    assert readers.function_lines["sigs.py"] >= {6, 13}  # build, and arity which reads SIGNATURES
+
+
+def test_a_bare_call_of_a_function_that_reads_a_global_passes_it_on(tmp_path):
+    source = SIGNATURES_MODULE.replace("def build(info=INFO):", "def build():").replace(
+        "update(info)", "update(INFO)"
     )
     found = index(tmp_path, {"sigs.py": source})
-    binding = found.binding_at("sigs.py", 1, 1)
-    assert found.readers(found.closure(binding.names)).every_test
+    assert "SIGNATURES" in found.closure(frozenset({"INFO"}))
+
+
+def test_a_bare_call_of_a_function_outside_the_code_makes_every_test_a_reader(tmp_path):
+    source = "import registry\n\nINFO = {'len': 1}\nregistry.add(INFO)\n"
+    found = index(tmp_path, {"sigs.py": source})
+    assert found.readers(found.closure(frozenset({"INFO"}))).every_test
+
+
+def test_a_bare_call_of_a_function_that_writes_names_it_computes_makes_every_test_a_reader(
+    tmp_path,
+):
+    source = "INFO = {'len': 1}\n\n\ndef build():\n    globals().update(INFO)\n\n\nbuild()\n"
+    found = index(tmp_path, {"sigs.py": source})
+    assert found.readers(found.closure(frozenset({"INFO"}))).every_test
 
 
 def test_modules_of_the_package_outside_the_mutated_scope_are_read_too(tmp_path):
@@ -169,8 +198,9 @@ def test_modules_of_the_package_outside_the_mutated_scope_are_read_too(tmp_path)
     (tmp_path / "tests" / "test_sigs.py").write_text("def test_a():\n    assert 1\n")
     project = discover(["tests"], ["pkg/sigs.py"], tmp_path)
     found = read_index(project)
-    binding = found.binding_at("pkg/sigs.py", 5, 5)
-    assert found.readers(found.closure(binding.names)).every_test
+    # only pkg/__init__.py, outside the scope, says that SIGNATURES is built from INFO
+    assert "SIGNATURES" in found.closure(frozenset({"INFO"}))
+    assert found.consumers("pkg/sigs.py", frozenset({"INFO"})) == (("pkg/__init__.py", (3, 3)),)
 
 
 REGISTRY_PACKAGE = {

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -118,6 +119,18 @@ def loads(nodes: Iterable[ast.AST]) -> set[str]:
     }
 
 
+def callee_name(call: ast.Call) -> str:
+    """The name a call calls by (`f(...)` and `obj.f(...)` both call by `f`)."""
+    callee = call.func
+    return callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", "")
+
+
+def _writes_by_name(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call):
+        return callee_name(node) in _DYNAMIC_CALLS
+    return isinstance(node, ast.Attribute) and node.attr == "__dict__"
+
+
 def is_dynamic(statement: ast.stmt) -> bool:
     """Whether the statement's effect may reach what no name says: a bare expression
     (a registration, a configuration call), a deletion, a namespace written by name."""
@@ -126,11 +139,56 @@ def is_dynamic(statement: ast.stmt) -> bool:
             return True
         if isinstance(node, (ast.Delete, ast.Global, ast.Nonlocal)):
             return True
-        if isinstance(node, ast.Call):
-            callee = node.func
-            name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", "")
-            if name in _DYNAMIC_CALLS:
-                return True
-        elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
+        if _writes_by_name(node):
             return True
     return False
+
+
+@dataclass(frozen=True)
+class BareCall:
+    """A statement that is only a call: `build()`, `_sigs.build(T)`, `T[k].update(...)`."""
+
+    name: str
+    receiver: frozenset[str]
+    """The names of the object whose method it calls (`T` and `k` above)."""
+
+
+def bare_call(statement: ast.stmt) -> BareCall | None:
+    """The call a statement only makes, when nothing else in it is dynamic: what it
+    changes is then what the called function, or method, changes."""
+    if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+        return None
+    call = statement.value
+    name = callee_name(call)
+    if not name or any(_writes_by_name(node) for node in walk_import_time(call)):
+        return None
+    receiver = _stored_root(call.func.value) if isinstance(call.func, ast.Attribute) else ()
+    return BareCall(name, frozenset(receiver))
+
+
+def calls(nodes: Iterable[ast.AST]) -> set[str]:
+    """The names the nodes call by."""
+    return {callee_name(node) for node in nodes if isinstance(node, ast.Call)} - {""}
+
+
+def writes_by_name(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a function's body writes a namespace by computed names (`setattr`,
+    `globals()[name] = ...`): what a call of it changes has no name."""
+    return any(_writes_by_name(node) for part in function.body for node in ast.walk(part))
+
+
+def changes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names whose values a function's body may change: targets of `global`, the
+    roots and attributes of what it stores into (`REGISTRY[key] = v`, `obj.attr = v`),
+    and the objects it calls methods of (`REGISTRY.update(...)`)."""
+    names: set[str] = set()
+    for node in (inner for part in function.body for inner in ast.walk(part)):
+        if isinstance(node, ast.Global):
+            names.update(node.names)
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(
+            node.ctx, (ast.Store, ast.Del)
+        ):
+            names.update(_stored_root(node))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            names.update(_stored_root(node.func.value))
+    return names

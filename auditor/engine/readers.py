@@ -17,19 +17,24 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from auditor.baseline.coverage_data import relative as relative_to_root
 from auditor.engine.bindings import (
     COMPOUND,
     WORD,
+    BareCall,
+    bare_call,
     binds,
     block_children,
+    calls,
+    changes,
     is_dynamic,
     mentions,
     span,
     walk_import_time,
+    writes_by_name,
 )
 
 _EXPLICIT_DUNDERS = frozenset(
@@ -57,6 +62,10 @@ class _Statement:
     decorators: tuple[tuple[int, int], ...]
     recomputes: bool
     """A module-level assignment or bare call: it can run again on its own."""
+    calls: frozenset[str]
+    """The names it calls by at import time."""
+    bare_call: BareCall | None
+    """The call it only makes (`build()`)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,10 @@ class _Function:
     name: str
     lines: range
     mentions: frozenset[str]
+    top_level: bool
+    writes_by_name: bool
+    changes: frozenset[str]
+    calls: frozenset[str]
 
 
 _RECOMPUTING = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
@@ -87,6 +100,8 @@ def _import_time_statements(
                 for d in getattr(statement, "decorator_list", ())
             ),
             recomputes=top_level and isinstance(statement, _RECOMPUTING),
+            calls=frozenset(calls(nodes)),
+            bare_call=bare_call(statement),
         )
         if isinstance(statement, ast.ClassDef):
             yield from _import_time_statements(
@@ -98,6 +113,7 @@ def _import_time_statements(
 
 
 def _functions(file: str, tree: ast.Module) -> Iterator[_Function]:
+    top_level = {id(node) for node in _module_level(tree.body)}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             start, name = node.body[0].lineno, node.name
@@ -106,9 +122,27 @@ def _functions(file: str, tree: ast.Module) -> Iterator[_Function]:
         else:
             continue
         body = node.body if isinstance(node.body, list) else [node.body]
-        named = mentions(inner for part in body for inner in ast.walk(part))
-        lines = range(start, (node.end_lineno or start) + 1)
-        yield _Function(file, name, lines, frozenset(named))
+        nodes = [inner for part in body for inner in ast.walk(part)]
+        named = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        yield _Function(
+            file=file,
+            name=name,
+            lines=range(start, (node.end_lineno or start) + 1),
+            mentions=frozenset(mentions(nodes)),
+            top_level=id(node) in top_level,
+            writes_by_name=named and writes_by_name(node),
+            changes=frozenset(changes(node) if named else ()),
+            calls=frozenset(calls(nodes)),
+        )
+
+
+def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a module's namespace, those in its `if` and `try` blocks too."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, COMPOUND):
+            for block in block_children(statement):
+                yield from _module_level(block)
 
 
 @dataclass(frozen=True)
@@ -150,11 +184,12 @@ class ReadIndex:
     ) -> None:
         self.statements: dict[str, list[_Statement]] = {}
         self.unparsed: set[str] = set()
-        self.bound_by: dict[str, list[_Statement]] = defaultdict(list)
         self.mentioned_by: dict[str, list[_Statement]] = defaultdict(list)
         self.functions_mentioning: dict[str, list[_Function]] = defaultdict(list)
+        self.functions_named: dict[str, list[_Function]] = defaultdict(list)
         self.file_words: dict[str, frozenset[str]] = {}
         self.support_words: set[str] = set()
+        imported: set[str] = set()
         for path in sources:
             relative = relative_to_root(str(path), root)
             text = _read(path)
@@ -165,14 +200,33 @@ class ReadIndex:
             except (SyntaxError, ValueError):
                 self.unparsed.add(relative)
                 continue
-            statements = list(_import_time_statements(relative, tree.body))
-            self.statements[relative] = statements
-            for statement in statements:
-                for name in statement.mentions:
-                    self.mentioned_by[name].append(statement)
+            self.statements[relative] = list(_import_time_statements(relative, tree.body))
+            imported |= {
+                name
+                for statement in _module_level(tree.body)
+                if isinstance(statement, (ast.Import, ast.ImportFrom))
+                for name in binds(statement)
+            }
             for function in _functions(relative, tree):
                 for name in function.mentions:
                     self.functions_mentioning[name].append(function)
+                self.functions_named[function.name].append(function)
+        self.module_values = (
+            frozenset(
+                name
+                for statements in self.statements.values()
+                for statement in statements
+                if not statement.owners
+                for name in statement.binds
+            )
+            - imported
+        )
+        """Names the modules bind at import time, to values rather than imported names."""
+        for statements in self.statements.values():
+            statements[:] = [self._with_call_effects(statement) for statement in statements]
+            for statement in statements:
+                for name in statement.mentions:
+                    self.mentioned_by[name].append(statement)
         for path in test_files:
             self.file_words[relative_to_root(str(path), root)] = _words(_read(path))
         for path in support_files:
@@ -180,6 +234,31 @@ class ReadIndex:
         self._closures: dict[frozenset[str], frozenset[str]] = {}
         self._consumers: dict[tuple[str, frozenset[str]], Consumers] = {}
         self._bindings: dict[tuple[str, int, int], Binding | None] = {}
+
+    def _with_call_effects(self, statement: _Statement) -> _Statement:
+        """What a bare call changes, when the code under test says: the module values
+        that the functions or methods of that name, and those they call, store into or
+        call methods of (toolz's `create_signature_registry()` fills `signatures`), and
+        the module value whose method it calls (`TABLE[key].update(...)`, where no such
+        method is in the code: a container's). Any other bare call stays dynamic
+        (`warnings.filterwarnings(...)`): no name says what it changed."""
+        call = statement.bare_call
+        if call is None:
+            return statement
+        changed = set(call.receiver & self.module_values)
+        pending = list(self.functions_named.get(call.name, ()))
+        if not pending and not changed:
+            return statement
+        seen = {call.name}
+        while pending:
+            function = pending.pop()
+            if function.writes_by_name:
+                return statement
+            changed |= function.changes & self.module_values
+            for callee in function.calls - seen:
+                seen.add(callee)
+                pending += self.functions_named.get(callee, ())
+        return replace(statement, binds=statement.binds | changed, dynamic=False)
 
     def binding_at(self, file: str, line: int, end_line: int) -> Binding | None:
         """What the innermost import-time statement holding these lines binds (with the
@@ -211,17 +290,28 @@ class ReadIndex:
         return Binding(names, range(first, last + 1))
 
     def closure(self, names: frozenset[str]) -> frozenset[str]:
-        """The names, and those of every import-time statement computed from them."""
+        """The names, and those of every import-time statement computed from them or
+        calling a module-level function that reads them (`REGISTRY = build()`)."""
         if names not in self._closures:
             reached = set(names)
             pending = list(names)
             while pending:
-                for statement in self.mentioned_by.get(pending.pop(), ()):
+                for statement in self._computed_from(pending.pop()):
                     for bound in statement.binds - reached:
                         reached.add(bound)
                         pending.append(bound)
             self._closures[names] = frozenset(reached)
         return self._closures[names]
+
+    def _computed_from(self, name: str) -> Iterator[_Statement]:
+        """Import-time statements that mention the name or call a module-level function
+        that does."""
+        yield from self.mentioned_by.get(name, ())
+        for function in self.functions_mentioning.get(name, ()):
+            if function.top_level:
+                for statement in self.mentioned_by.get(function.name, ()):
+                    if function.name in statement.calls:
+                        yield statement
 
     def consumers(self, file: str, names: frozenset[str]) -> Consumers:
         """Module-level statements of other modules that computed something from the
@@ -236,19 +326,25 @@ class ReadIndex:
 
     def _find_consumers(self, file: str, names: frozenset[str]) -> Consumers:
         reached = self.closure(names)
-        readers = {
-            function.name
+        functions = [
+            function
             for name in reached
             for function in self.functions_mentioning.get(name, ())
             if function.name
-        }
+        ]
+        readers = {function.name for function in functions}
+        called = {function.name for function in functions if function.top_level}
         found = {
             (statement.file, statement.span)
             for name in reached | readers
             for statement in self.mentioned_by.get(name, ())
             if statement.file != file
             and statement.recomputes
-            and (statement.dynamic or not statement.mentions.isdisjoint(reached))
+            and (
+                statement.dynamic
+                or not statement.mentions.isdisjoint(reached)
+                or not statement.calls.isdisjoint(called)
+            )
         }
         return tuple(sorted(found))
 
@@ -263,9 +359,7 @@ class ReadIndex:
                 file for file, words in self.file_words.items() if not words.isdisjoint(names)
             ),
             every_test=not self.support_words.isdisjoint(names)
-            or any(
-                statement.dynamic for name in names for statement in self.mentioned_by.get(name, ())
-            ),
+            or any(statement.dynamic for name in names for statement in self._computed_from(name)),
         )
 
 
