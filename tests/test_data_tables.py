@@ -57,3 +57,20 @@ def test_entries_after_non_ascii_text_are_found_by_character_offset():
     source = f"SYMBOLS = {{\n{rows}}}\n"
     kept = _entries_kept(source)
     assert kept[-1] == '"€29": "ß29"'
+
+
+def test_a_dict_call_of_keywords_is_a_table_of_its_keywords():
+    rows = "".join(f"    k{n}=[lambda x, key=None: None],\n" for n in range(25))
+    kept = _entries_kept(f"INFO['builtins'] = dict(\n{rows})\n")
+    assert kept[0] == "k0=[lambda x, key=None: None]"
+
+
+def test_an_update_call_of_keywords_is_a_table_of_its_keywords():
+    rows = "".join(f"    k{n}=({n}, 'unit'),\n" for n in range(25))
+    kept = _entries_kept(f"INFO.update(\n{rows})\n")
+    assert kept[-1] == "k24=(24, 'unit')"
+
+
+def test_a_lambda_that_computes_is_not_data():
+    rows = "".join(f"    k{n}=lambda x: x + {n},\n" for n in range(25))
+    assert find_data_tables(f"OPS = dict(\n{rows})\n") == []

@@ -3,10 +3,11 @@
 A currency table of hundreds of rows at module level is data, not logic: mutating every
 string and number in it makes most of a package's mutants, takes most of the mutation
 time, and decides the package's score. A table (a dict, list, tuple or set literal of
-at least `MIN_ENTRIES` entries, each made of literals, names or calls with such
-arguments; or a run of as many such calls as statements) keeps the mutants of
-`SAMPLED_ENTRIES` entries spread over it, first and last included. `--mutate-data all`
-keeps every entry's.
+at least `MIN_ENTRIES` entries, or a `dict(key=value, ...)` or `TABLE.update(key=value,
+...)` call of as many keywords, each entry made of literals, names, calls with such
+arguments or stubs such as `lambda x, key=None: None`; or a run of as many such calls as
+statements) keeps the mutants of `SAMPLED_ENTRIES` entries spread over it, first and last
+included. `--mutate-data all` keeps every entry's.
 """
 
 from __future__ import annotations
@@ -46,13 +47,13 @@ def find_data_tables(source: str) -> list[DataTable]:
     tables = []
     run: list[ast.stmt] = []
     for statement in [*module.body, None]:
-        if isinstance(statement, ast.Expr) and _is_data_call(statement.value):
+        value = _table_value(statement)
+        if value is None and isinstance(statement, ast.Expr) and _is_data_call(statement.value):
             run.append(statement)
             continue
         if len(run) >= MIN_ENTRIES:
             tables.append(_table(run[0], run[-1], [[s] for s in run], offsets))
         run = []
-        value = _assigned_value(statement)
         entries = _entries(value) if value is not None else []
         data = all(_is_data(node) for entry in entries for node in entry)
         if len(entries) >= MIN_ENTRIES and data:
@@ -60,24 +61,46 @@ def find_data_tables(source: str) -> list[DataTable]:
     return tables
 
 
-def _assigned_value(statement: ast.stmt | None) -> ast.expr | None:
+def _table_value(statement: ast.stmt | None) -> ast.expr | None:
+    """What may hold a table: an assigned value, or a bare `TABLE.update(...)`."""
     if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+        return statement.value
+    if isinstance(statement, ast.Expr) and _keyword_entries(statement.value):
         return statement.value
     return None
 
 
 def _entries(value: ast.expr) -> list[list[ast.AST]]:
-    """The nodes of each entry: an item, or a dict's key and value."""
+    """The nodes of each entry: an item, a dict's key and value, or a keyword."""
     if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
         return [[item] for item in value.elts]
     if isinstance(value, ast.Dict) and None not in value.keys:  # no `**spread`
         return [[key, item] for key, item in zip(value.keys, value.values, strict=True)]  # type: ignore[list-item]
-    return []
+    return [[keyword] for keyword in _keyword_entries(value)]
+
+
+def _keyword_entries(value: ast.expr) -> list[ast.keyword]:
+    """The keywords of `dict(key=value, ...)` or `TABLE.update(key=value, ...)`: a
+    table written as a call."""
+    if not isinstance(value, ast.Call) or value.args:
+        return []
+    callee = value.func
+    named = isinstance(callee, ast.Name) and callee.id == "dict"
+    if not named and not (isinstance(callee, ast.Attribute) and callee.attr == "update"):
+        return []
+    if any(keyword.arg is None for keyword in value.keywords):  # a `**spread`
+        return []
+    return list(value.keywords)
 
 
 def _is_data(node: ast.AST) -> bool:
     if isinstance(node, (ast.Constant, ast.Name, ast.Attribute)):
         return True
+    if isinstance(node, ast.keyword):
+        return _is_data(node.value)
+    if isinstance(node, ast.Lambda):  # a stub that stands for a signature
+        defaults = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+        return isinstance(node.body, ast.Constant) and all(_is_data(d) for d in defaults)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         return isinstance(node.operand, ast.Constant)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
