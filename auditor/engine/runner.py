@@ -3,7 +3,8 @@
 It imports pytest and the project, collects the tests once, then reads jobs (one
 mutant each) on stdin. Each job runs in a forked child that applies the mutant and runs
 only the covering tests, fastest first, stopping at the first failure. The result goes
-back as one JSON line on the runner's original stdout; test output goes to a log file.
+back as one JSON line on the runner's original stdout; the runner's own output goes to
+a log file, its children's to /dev/null.
 """
 
 from __future__ import annotations
@@ -182,7 +183,7 @@ class RunnerPlugin:
 
         try:
             os.setpgid(0, 0)
-            _write_output_in_blocks()
+            _discard_output()
             _detach_stdin()
             limit_resources(self.spec.memory_limit_mb, cpu_seconds=math.ceil(job.timeout) + 2)
             if job.path == "subprocess":
@@ -273,9 +274,16 @@ def _detach_stdin() -> None:
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 (the child's stdin for its life)
 
 
-def _write_output_in_blocks() -> None:
-    """The tests' prints reach the log in blocks, not in a write per line (the child
-    flushes before it exits; a crashed child's last lines are not needed)."""
+def _discard_output() -> None:
+    """A mutant's child reports through its channel; what its tests print is of no use
+    to anyone (tabulate's tests print tables: ~800 MB into the runner's log per audit),
+    so it goes to /dev/null, in blocks rather than a write per line."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, ValueError, OSError):
             stream.reconfigure(line_buffering=False)
