@@ -199,6 +199,11 @@ def _output_targets(
 @click.option("--sample", type=int, metavar="N", help="Run a stratified sample of N mutants.")
 @click.option("--sample-seed", type=int, help="Seed of the sample (default 0).")
 @click.option("--time-budget", metavar="DURATION", help="Stop mutating after e.g. 90s, 5m, 1h.")
+@click.option(
+    "--gate-on",
+    type=click.Choice(["targeted", "all"]),
+    help="Gate mutation thresholds on the modules the tests import (default) or all code.",
+)
 @click.option("--min-mutation-score", type=float, help="Gate: minimum mutation score (%).")
 @click.option("--min-covered-score", type=float, help="Gate: minimum score on covered code (%).")
 @click.option("--max-surviving", type=int, help="Gate: most surviving mutants allowed.")
@@ -259,6 +264,7 @@ def run(
     sample: int | None,
     sample_seed: int | None,
     time_budget: str | None,
+    gate_on: str | None,
     min_mutation_score: float | None,
     min_covered_score: float | None,
     max_surviving: int | None,
@@ -315,6 +321,7 @@ def run(
     }
     overrides.update({key: value for key, value in plain.items() if value is not None})
     thresholds = {
+        "gate_on": gate_on,
         "min_line_coverage": min_line_coverage,
         "min_branch_coverage": min_branch_coverage,
         "max_failing_tests": max_failing_tests,

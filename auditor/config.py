@@ -37,6 +37,9 @@ class GateConfig(_Strict):
     """Test files pytest cannot collect (a syntax error, a failing import): the rest of
     the suite is audited, and the gate fails unless this allows them."""
     max_smells: dict[Severity, int] = Field(default_factory=dict)
+    gate_on: Literal["targeted", "all"] = "targeted"
+    """Which mutants the mutation thresholds count: those of the modules the test files
+    import (`targeted`), or all of the code under test."""
     min_mutation_score: float | None = Field(default=None, ge=0, le=100)
     min_covered_score: float | None = Field(default=None, ge=0, le=100)
     max_surviving: int | None = Field(default=None, ge=0)

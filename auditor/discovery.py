@@ -7,11 +7,13 @@ so that the baseline run sees the same configuration the user's `pytest` does.
 from __future__ import annotations
 
 import configparser
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.errors import DiscoveryError
+from auditor.packaging import distributed_code
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,7 +37,17 @@ _NOT_SOURCE_DIRS = {
     "site-packages",
     "node_modules",
 }
-_NOT_SOURCE_MODULES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py"}
+_NOT_SOURCE_MODULES = {
+    "setup.py",
+    "conftest.py",
+    "noxfile.py",
+    "fabfile.py",
+    "tasks.py",
+    "conf.py",
+}
+_TEST_FRAMEWORK_IMPORT = re.compile(
+    r"^\s*(?:import|from)\s+(?:pytest|_pytest|unittest|hypothesis|mock)\b", re.MULTILINE
+)
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _TEST_FILE_PATTERNS = ("*/test_*.py", "*/*_test.py", "*/conftest.py")
 
@@ -56,6 +68,11 @@ class Project:
     source_paths: tuple[Path, ...]
     """Packages (folders) and top-level modules (files) under test."""
     source_files: tuple[Path, ...] = field(default=())
+    scope_reason: str = ""
+    """Why these are the code under test: the option, the packaging metadata, or the
+    folders looked at."""
+    left_out: tuple[tuple[Path, str], ...] = ()
+    """Packages next to the code under test that are not, and why."""
 
     @property
     def collect_paths(self) -> tuple[Path, ...]:
@@ -157,11 +174,6 @@ def _source_candidates(base: Path, test_paths: tuple[Path, ...]) -> list[Path]:
     for child in sorted(base.iterdir()):
         if child.name.startswith((".", "_")) or child.name in _NOT_SOURCE_DIRS:
             continue
-        if any(child == test for test in test_paths):
-            continue
-        holds_tests = any(child in test.parents for test in test_paths)
-        if holds_tests and not _has_code_besides_tests(child, test_paths):
-            continue
         if (child.is_dir() and (child / "__init__.py").is_file()) or (
             child.is_file()
             and child.suffix == ".py"
@@ -169,7 +181,61 @@ def _source_candidates(base: Path, test_paths: tuple[Path, ...]) -> list[Path]:
             and not _is_test_module(child)
         ):
             found.append(child)
-    return found
+    return _not_tests(found, test_paths)
+
+
+def _not_tests(paths: list[Path], test_paths: tuple[Path, ...]) -> list[Path]:
+    """The paths that are not the tests, nor packages holding only tests."""
+    return [
+        path
+        for path in paths
+        if not any(path == test for test in test_paths)
+        and not (
+            any(path in test.parents for test in test_paths)
+            and not _has_code_besides_tests(path, test_paths)
+        )
+    ]
+
+
+def _is_test_helper(package: Path, test_paths: tuple[Path, ...]) -> bool:
+    """A package beside the code whose every module with code (the tests it may hold
+    aside) imports a test framework: helpers the tests use (`testers/`), not code the
+    project ships. One module importing pytest (a plugin a library ships) is not enough."""
+    if not package.is_dir():
+        return False
+    texts = [
+        file.read_text(encoding="utf-8", errors="replace")
+        for file in _python_files(package)
+        if not _is_test_module(file)
+        and file.name != "conftest.py"
+        and not any(test == file or test in file.parents for test in test_paths)
+    ]
+    with_code = [text for text in texts if text.strip()]
+    return bool(with_code) and all(_TEST_FRAMEWORK_IMPORT.search(text) for text in with_code)
+
+
+def _code_under_test(
+    root: Path, tests: tuple[Path, ...]
+) -> tuple[list[Path], str, list[tuple[Path, str]]]:
+    """The packages and modules under test, why, and what was left out and why: what the
+    packaging metadata ships, else the packages and modules in src/ or the root."""
+    distributed = distributed_code(root)
+    if distributed is not None:
+        chosen = _not_tests(list(distributed.paths), tests)
+        if chosen:
+            return chosen, f"shipped by the packaging metadata: {distributed.reason}", []
+    base = root / "src" if (root / "src").is_dir() else root
+    place = "src/" if base != root else "the project root"
+    reason = f"no packaging metadata names the packages: the packages and modules in {place}"
+    candidates = _source_candidates(base, tests)
+    helpers = [path for path in candidates if _is_test_helper(path, tests)]
+    left_out = [(path, "imports a test framework: a helper of the tests") for path in helpers]
+    left_out += [
+        (base / name, "a build, task or documentation script")
+        for name in sorted(_NOT_SOURCE_MODULES - {"conftest.py"})
+        if (base / name).is_file()
+    ]
+    return [path for path in candidates if path not in helpers], reason, left_out
 
 
 def _resolve_src(root: Path, names: list[str]) -> list[Path]:
@@ -219,12 +285,12 @@ def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> 
     root, inifile, ini_options = find_rootdir(anchor)
     pyproject = root / "pyproject.toml"
 
+    left_out: list[tuple[Path, str]] = []
     if src:
         source_paths = _resolve_src(root, src)
-    elif (root / "src").is_dir():
-        source_paths = _source_candidates(root / "src", tests)
+        reason = "named by --src or [tool.audit] src"
     else:
-        source_paths = _source_candidates(root, tests)
+        source_paths, reason, left_out = _code_under_test(root, tests)
     if not source_paths:
         raise DiscoveryError(
             f"no code under test found in {root} (looked for packages in src/ and the "
@@ -263,4 +329,6 @@ def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> 
         source_roots=source_roots,
         source_paths=tuple(sorted(source_paths)),
         source_files=tuple(source_files),
+        scope_reason=reason,
+        left_out=tuple(left_out),
     )

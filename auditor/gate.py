@@ -50,12 +50,29 @@ def failing_tests(baseline: BaselineSection) -> int:
     return red + len(baseline.collection_errors)
 
 
-def _without_likely_equivalent(mutation: MutationSection, probes: ProbesSection) -> MutationScores:
-    """The scores with the survivors the probes found no witness for left out."""
+def _gated_scores(
+    config: GateConfig, mutation: MutationSection, probes: ProbesSection | None
+) -> tuple[MutationScores, list[str]]:
+    """The scores the thresholds check, and what the condition messages say of them:
+    over the targeted modules (unless `gate_on = "all"`, or the tests import none), and
+    without the survivors the probes found no witness for when asked."""
     from auditor.engine.scoring import scores
 
-    equivalent = {w.mutant_id for w in probes.witnesses if w.status == "likely_equivalent"}
-    return scores(m for m in mutation.mutants if m.id not in equivalent)
+    notes = []
+    mutants = mutation.mutants
+    targeted = mutation.targeted
+    if config.gate_on == "targeted" and targeted is not None:
+        files = set(targeted.files)
+        mutants = [m for m in mutants if m.file in files]
+        count = len(targeted.files)
+        notes.append(f"targeted: the {count} module{'s' if count != 1 else ''} the tests import")
+    if config.exclude_likely_equivalent and probes is not None:
+        equivalent = {w.mutant_id for w in probes.witnesses if w.status == "likely_equivalent"}
+        mutants = [m for m in mutants if m.id not in equivalent]
+        notes.append("likely-equivalent mutants left out")
+    if mutants is mutation.mutants:
+        return mutation.scores, notes
+    return scores(mutants), notes
 
 
 def _mutation_conditions(
@@ -80,12 +97,8 @@ def _mutation_conditions(
             )
         ]
     conditions = []
-    scores = mutation.scores
     estimate = mutation.estimate
-    excluding = config.exclude_likely_equivalent and probes is not None and estimate is None
-    if excluding:
-        assert probes is not None
-        scores = _without_likely_equivalent(mutation, probes)
+    scores, notes = _gated_scores(config, mutation, probes if estimate is None else None)
     if estimate is not None:
         # An estimate is gated on its pessimistic 95% bound.
         score, covered = estimate.score_low, estimate.covered_low
@@ -103,11 +116,11 @@ def _mutation_conditions(
         conditions.append(
             _at_most("max_pseudo_tested", config.max_pseudo_tested, len(mutation.pseudo_tested))
         )
-    if excluding:
+    if notes and estimate is None:
         conditions = [
-            condition.model_copy(
-                update={"message": condition.message + " (likely-equivalent mutants left out)"}
-            )
+            condition.model_copy(update={"message": f"{condition.message} ({'; '.join(notes)})"})
+            if condition.name != "max_pseudo_tested"
+            else condition
             for condition in conditions
         ]
     if estimate is not None:

@@ -30,7 +30,7 @@ from auditor.isolation import choose
 from auditor.memory import release_freed_memory
 from auditor.probes.stage import run_probes
 from auditor.progress import SilentProgress, StageProgress
-from auditor.report import ProjectInfo, Report, SandboxInfo, ToolInfo, read_report
+from auditor.report import LeftOut, ProjectInfo, Report, SandboxInfo, ToolInfo, read_report
 from auditor.smells.analyzer import analyze
 from mutators.registry import UnknownFamily, operators
 
@@ -66,6 +66,11 @@ def _project_info(project: Project) -> ProjectInfo:
         conftest_files=rel(project.conftest_files),
         source_paths=rel(project.source_paths),
         source_files=rel(project.source_files),
+        scope_reason=project.scope_reason,
+        left_out=[
+            LeftOut(path=relative(str(path), project.root), reason=reason)
+            for path, reason in project.left_out
+        ],
     )
 
 

@@ -39,7 +39,7 @@ from typing import Any, Literal
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -58,6 +58,13 @@ class ToolInfo(_Model):
     hypothesis: str
 
 
+class LeftOut(_Model):
+    """A package beside the code under test that discovery did not take, and why."""
+
+    path: str
+    reason: str
+
+
 class ProjectInfo(_Model):
     root: str
     inifile: str | None
@@ -68,6 +75,10 @@ class ProjectInfo(_Model):
     source_paths: list[str]
     source_files: list[str]
     """Paths below are relative to `root`, with forward slashes."""
+    scope_reason: str = ""
+    """Why `source_paths` are the code under test: `--src`, the packaging metadata that
+    ships them, or the folders discovery looked at."""
+    left_out: list[LeftOut] = Field(default_factory=list)
 
 
 class BlockedAction(_Model):
@@ -344,8 +355,18 @@ class DataTableSample(_Model):
     """Mutants of the other entries, not made."""
 
 
+class TargetedScores(_Model):
+    """The scores over the modules the audited test files import (`auditor.targeted`):
+    what a suite written for a few modules of a package is judged on."""
+
+    files: list[str]
+    scores: MutationScores
+
+
 class MutationSection(_Model):
     scores: MutationScores
+    targeted: TargetedScores | None = None
+    """None when the test files import no module of the code under test."""
     mutants: list[Mutant]
     files: list[FileMutation]
     functions: list[FunctionMutation]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from auditor.report import Report
 from reports.summary import (
     FINDING_TITLES,
+    code_under_test,
     compare,
     failed_conditions,
     hardening_summary,
@@ -30,6 +31,7 @@ def render(report: Report, previous: Report | None = None) -> str:
         lines += [f"- :x: {_cell(reason)}" for reason in reasons] + [""]
     elif not report.gate.conditions:
         lines += ["No gate thresholds configured.", ""]
+    lines += [_cell(code_under_test(report)), ""]
     lines += [f"> {note}" for note in scope_notes(report)]
     if scope_notes(report):
         lines.append("")

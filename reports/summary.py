@@ -57,6 +57,23 @@ class Change:
         return f"{delta:+g}{unit}"
 
 
+def _targeted_score(report: Report) -> float | None:
+    mutation = report.mutation
+    return mutation.targeted.scores.score if mutation and mutation.targeted else None
+
+
+def _targeted_meaning(report: Report) -> str:
+    """Which modules the targeted score is over, and whether the gate uses it."""
+    mutation = report.mutation
+    if mutation is None or mutation.targeted is None:
+        return "the tests import no module of the code under test"
+    files = mutation.targeted.files
+    named = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    gate = report.config.get("gate", {}).get("gate_on", "targeted")
+    used = "the gate's mutation thresholds use it" if gate == "targeted" else "not gated"
+    return f"injected bugs detected in the modules the tests import ({named}); {used}"
+
+
 def _killing_share(report: Report) -> float | None:
     if report.mutation is None or not report.mutation.tests:
         return None
@@ -118,6 +135,14 @@ def figures(report: Report) -> list[Figure]:
             "%",
             "higher",
             "injected bugs the suite detects, of all valid mutants" + estimated,
+        ),
+        Figure(
+            "targeted_score",
+            "targeted mutation score",
+            _targeted_score(report),
+            "%",
+            "higher",
+            _targeted_meaning(report),
         ),
         Figure(
             "covered_score",
@@ -215,6 +240,18 @@ def budget_note(report: Report) -> str:
     if not report.cut_by_budget:
         return ""
     return f" (the time budget stopped: {', '.join(report.cut_by_budget)})"
+
+
+def code_under_test(report: Report) -> str:
+    """Which code the figures are about, and why that code: one line."""
+    project = report.project
+    line = f"code under test: {', '.join(project.source_paths)}"
+    if project.scope_reason:
+        line += f" ({project.scope_reason})"
+    if project.left_out:
+        left = "; ".join(f"{item.path}: {item.reason}" for item in project.left_out)
+        line += f"; left out: {left}"
+    return line
 
 
 def scope_notes(report: Report) -> list[str]:

@@ -12,6 +12,7 @@ from auditor import pids
 from auditor.report import Report
 from reports.summary import (
     FINDING_TITLES,
+    code_under_test,
     failed_conditions,
     hardening_summary,
     headline_scores,
@@ -115,6 +116,7 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
 
     if report.sandbox.level != "os" or pids.UNBOUNDED in report.sandbox.reason:
         console.print(f"[yellow]sandbox: {report.sandbox.level} ({report.sandbox.reason})[/yellow]")
+    console.print(code_under_test(report), highlight=False, markup=False)
     headline = Table(title="audit summary", show_header=False, title_justify="left")
     headline.add_column("what")
     headline.add_column("value", justify="right")
@@ -138,6 +140,14 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
             f"mutation score (detected / valid){estimated}",
             _percent(shown.score) if shown.score is not None else "-",
         )
+        if mutation.targeted is not None:
+            targeted = mutation.targeted
+            gated = report.config.get("gate", {}).get("gate_on", "targeted") == "targeted"
+            modules = f"{len(targeted.files)} module{'s' if len(targeted.files) != 1 else ''}"
+            headline.add_row(
+                f"targeted score ({modules} the tests import" + (", gated)" if gated else ")"),
+                _percent(targeted.scores.score) if targeted.scores.score is not None else "-",
+            )
         headline.add_row(
             f"score on covered code{estimated}",
             _percent(shown.covered_score) if shown.covered_score is not None else "-",

@@ -1,3 +1,4 @@
+import shutil
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,24 @@ def test_a_package_holding_only_tests_is_not_code_under_test(tmp_path: Path):
     (tests / "test_app.py").write_text("def test_f():\n    assert True\n")
     project = discover(["checks/unit"], [], tmp_path)
     assert [path.name for path in project.source_paths] == ["app.py"]
+
+
+def test_the_packaging_metadata_decides_the_code_under_test():
+    project = discover(["tests"], [], FIXTURES / "unitlib")
+    assert names(project.source_paths) == ["unitlib"]
+    assert "pyproject.toml [tool.setuptools]" in project.scope_reason
+
+
+def test_without_metadata_a_docs_config_and_a_package_of_test_helpers_are_left_out(
+    tmp_path: Path,
+):
+    shutil.copytree(FIXTURES / "unitlib", tmp_path / "unitlib")
+    pyproject = tmp_path / "unitlib" / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace("[tool.setuptools]", "[tool.other]"))
+    project = discover(["tests"], [], tmp_path / "unitlib")
+    assert names(project.source_paths) == ["unitlib"]
+    assert "no packaging metadata" in project.scope_reason
+    assert {path.name: reason.split(":")[0] for path, reason in project.left_out} == {
+        "testers": "imports a test framework",
+        "conf.py": "a build, task or documentation script",
+    }

@@ -8,7 +8,7 @@ score = detected / valid; covered score (PIT's test strength) = detected / cover
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from auditor.report import (
@@ -17,6 +17,7 @@ from auditor.report import (
     Mutant,
     MutationScores,
     StatusCounts,
+    TargetedScores,
     TestMutation,
 )
 
@@ -155,15 +156,23 @@ def states_of_tests(mutants: list[Mutant], passing: list[str]) -> list[TestMutat
     return states
 
 
-def derived_fields(mutants: list[Mutant], passing: list[str]) -> dict[str, Any]:
-    """Every field of a MutationSection that follows from its mutants alone, so a run
-    and a merge of shards compute them the same way."""
+def derived_fields(
+    mutants: list[Mutant], passing: list[str], targeted_files: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Every field of a MutationSection that follows from its mutants (and the files the
+    tests import), so a run and a merge of shards compute them the same way."""
     functions = function_scores(mutants)
     paths = {"swap": 0, "module": 0, "subprocess": 0, "copy": 0, "none": 0}
     for mutant in mutants:
         paths[mutant.path] += 1
+    targeted = set(targeted_files)
     return {
         "scores": scores(mutants),
+        "targeted": TargetedScores(
+            files=sorted(targeted), scores=scores(m for m in mutants if m.file in targeted)
+        )
+        if targeted
+        else None,
         "mutants": mutants,
         "files": file_scores(mutants),
         "functions": functions,

@@ -39,6 +39,7 @@ from auditor.report import (
     MutationSection,
     Scope,
 )
+from auditor.targeted import targeted_files
 from mutators.registry import UnknownFamily, operators
 
 Progress = Callable[[int, int | None, str], None]
@@ -476,7 +477,7 @@ def _mutate(
         )
     sampled = config.sample is not None or (stopped_by_budget and config.time_budget is not None)
     return MutationSection(
-        **scoring.derived_fields(mutants, passing),
+        **scoring.derived_fields(mutants, passing, targeted_files(project)),
         cache_hits=len(cached),
         jobs=jobs,
         duration=round(duration, 3),
