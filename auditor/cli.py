@@ -206,6 +206,11 @@ def _output_targets(
 )
 @click.option("--min-mutation-score", type=float, help="Gate: minimum mutation score (%).")
 @click.option("--min-covered-score", type=float, help="Gate: minimum score on covered code (%).")
+@click.option(
+    "--min-assertion-kill-share",
+    type=float,
+    help="Gate: minimum share (%) of detected mutants a failing check caught.",
+)
 @click.option("--max-surviving", type=int, help="Gate: most surviving mutants allowed.")
 @click.option("--max-pseudo-tested", type=int, help="Gate: most pseudo-tested functions.")
 @click.option(
@@ -267,6 +272,7 @@ def run(
     gate_on: str | None,
     min_mutation_score: float | None,
     min_covered_score: float | None,
+    min_assertion_kill_share: float | None,
     max_surviving: int | None,
     max_pseudo_tested: int | None,
     baseline_report: str | None,
@@ -327,6 +333,7 @@ def run(
         "max_failing_tests": max_failing_tests,
         "min_mutation_score": min_mutation_score,
         "min_covered_score": min_covered_score,
+        "min_assertion_kill_share": min_assertion_kill_share,
         "max_surviving": max_surviving,
         "max_pseudo_tested": max_pseudo_tested,
         "max_unhandled_crashes": max_unhandled_crashes,

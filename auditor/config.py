@@ -42,6 +42,9 @@ class GateConfig(_Strict):
     import (`targeted`), or all of the code under test."""
     min_mutation_score: float | None = Field(default=None, ge=0, le=100)
     min_covered_score: float | None = Field(default=None, ge=0, le=100)
+    min_assertion_kill_share: float | None = Field(default=None, ge=0, le=100)
+    """Of the detected mutants, the share (%) a failing check caught rather than an
+    exception, a crash or a timeout: how much of the score is evidence of an oracle."""
     max_surviving: int | None = Field(default=None, ge=0)
     max_pseudo_tested: int | None = Field(default=None, ge=0)
     max_unhandled_crashes: int | None = Field(default=None, ge=0)

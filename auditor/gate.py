@@ -81,6 +81,7 @@ def _mutation_conditions(
     wanted = [
         config.min_mutation_score,
         config.min_covered_score,
+        config.min_assertion_kill_share,
         config.max_surviving,
         config.max_pseudo_tested,
     ]
@@ -110,6 +111,11 @@ def _mutation_conditions(
         conditions.append(_at_least("min_mutation_score", config.min_mutation_score, score))
     if config.min_covered_score is not None:
         conditions.append(_at_least("min_covered_score", config.min_covered_score, covered))
+    if config.min_assertion_kill_share is not None:
+        share = scores.assertion_share if scores.assertion_share is not None else 0.0
+        conditions.append(
+            _at_least("min_assertion_kill_share", config.min_assertion_kill_share, share)
+        )
     if config.max_surviving is not None:
         conditions.append(_at_most("max_surviving", config.max_surviving, survived))
     if config.max_pseudo_tested is not None:

@@ -32,6 +32,7 @@ from auditor.probes.stage import run_probes
 from auditor.progress import SilentProgress, StageProgress
 from auditor.report import LeftOut, ProjectInfo, Report, SandboxInfo, ToolInfo, read_report
 from auditor.smells.analyzer import analyze
+from auditor.smells.evidence import with_mutation_evidence
 from mutators.registry import UnknownFamily, operators
 
 
@@ -173,6 +174,9 @@ def run_audit(
             with clock.stage("mutate") as done:
                 mutation = run_mutation(
                     project, config, baseline, progress.update, pool=pool, deadline=deadline
+                )
+                smells = with_mutation_evidence(
+                    smells, mutation, project.root, config.disable_smells
                 )
                 score = mutation.scores.score
                 shown = "-" if score is None else score

@@ -238,9 +238,10 @@ class Mutant(_Model):
     (no coverage, ignored)."""
     covered_by: list[str] = Field(default_factory=list)
     killed_by: list[str] = Field(default_factory=list)
-    kill_kind: Literal["assertion", "error", "crash", ""] = ""
+    kill_kind: Literal["assertion", "error", "crash", "timeout", ""] = ""
     """How the killing test failed: a check (assert, raises, fail) failed, another
-    exception escaped, or the test process died."""
+    exception escaped, the test process died, or it ran past the timeout (status
+    `Timeout`; `killed_by` names the test that was running)."""
     duration: float = 0.0
     cached: bool = False
 
@@ -261,6 +262,11 @@ class MutationScores(_Model):
     """detected / valid, in percent (None when there is nothing valid)."""
     covered_score: float | None
     """detected / covered: also PIT's test strength."""
+    by_assertion: int = 0
+    """Detected mutants a check caught (`kill_kind` assertion): evidence of an oracle.
+    The others broke the code so that it raised, crashed or hung."""
+    assertion_share: float | None = None
+    """by_assertion / detected, in percent (None when nothing was detected)."""
 
 
 class FileMutation(_Model):

@@ -200,6 +200,7 @@ def _test_rows(report: Report) -> list[dict[str, Any]]:
                 "outcome": f"{test.outcome} (flaky)" if test.flaky else test.outcome,
                 "state": mutation.state.replace("_", " ") if mutation else "-",
                 "killed": mutation.killed if mutation else 0,
+                "other_kills": mutation.crash_kills if mutation else 0,
                 "smells": smells.get((test.file, name), 0),
                 "duration": test.duration,
                 "blocked": [f"{action.event} {action.target}" for action in test.blocked],

@@ -12,6 +12,14 @@ from auditor.report import Mutant, Report
 _THRESHOLDS = {"high": 80, "low": 60}
 
 
+_KILL_KINDS = {
+    "assertion": "a check failed",
+    "error": "the code raised (no check needed)",
+    "crash": "the test process died",
+    "timeout": "the test ran past the timeout",
+}
+
+
 def _end_position(mutant: Mutant) -> dict[str, int]:
     """Columns are 1-based in Stryker's schema; ours are 0-based with no end column, so
     the end follows from the original text's extent."""
@@ -36,8 +44,12 @@ def _mutant(mutant: Mutant) -> dict[str, Any]:
         "killedBy": mutant.killed_by,
         "static": mutant.path == "module",
     }
-    if mutant.status_reason:
-        entry["statusReason"] = mutant.status_reason
+    reason = mutant.status_reason
+    if mutant.kill_kind:  # Stryker has no field for how a kill came about
+        kind = _KILL_KINDS[mutant.kill_kind]
+        reason = f"{kind}: {reason}" if reason else kind
+    if reason:
+        entry["statusReason"] = reason
     if mutant.duration:
         entry["duration"] = round(mutant.duration * 1000)
     return entry

@@ -145,6 +145,15 @@ def figures(report: Report) -> list[Figure]:
             _targeted_meaning(report),
         ),
         Figure(
+            "assertion_share",
+            "kills by assertion",
+            mutation.scores.assertion_share if mutation else None,
+            "%",
+            "higher",
+            "detected mutants a failing check caught; the rest only made the code raise, "
+            "crash or hang, which a test with no assertion notices too",
+        ),
+        Figure(
             "covered_score",
             "score on covered code",
             headline.covered_score,

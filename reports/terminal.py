@@ -148,6 +148,11 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
                 f"targeted score ({modules} the tests import" + (", gated)" if gated else ")"),
                 _percent(targeted.scores.score) if targeted.scores.score is not None else "-",
             )
+        share = mutation.scores.assertion_share
+        headline.add_row(
+            "kills by assertion (of detected mutants)",
+            _percent(share) if share is not None else "-",
+        )
         headline.add_row(
             f"score on covered code{estimated}",
             _percent(shown.covered_score) if shown.covered_score is not None else "-",

@@ -40,6 +40,12 @@ def test_a_mutant_that_loops_forever_times_out(traps):
     assert mutant["status"] == "Timeout"
 
 
+def test_a_timeout_names_the_test_that_was_running_and_its_kind(traps):
+    mutant = traps["traps/core.py::spin::augmented.swap@3:8#0"]
+    assert mutant["kill_kind"] == "timeout"
+    assert mutant["killed_by"] and mutant["killed_by"][0] in mutant["status_reason"]
+
+
 def test_a_mutant_that_grows_memory_without_bound_is_stopped_long_before_its_timeout(traps):
     mutant = traps["traps/core.py::buffers::augmented.swap@4:8#0"]
     assert mutant["status"] == "Timeout"

@@ -81,7 +81,7 @@ class JobResult:
     id: str
     status: Literal["Killed", "Survived", "Timeout", "RuntimeError", "CompileError"]
     killed_by: list[str] = field(default_factory=list)
-    kill_kind: Literal["assertion", "error", "crash", ""] = ""
+    kill_kind: Literal["assertion", "error", "crash", "timeout", ""] = ""
     """How the killing test failed: a check failed, another exception, or the process died."""
     ran: int = 0
     duration: float = 0.0

@@ -132,7 +132,7 @@ class RunnerPlugin:
         duration = time.monotonic() - started
         verdict = _verdict(job.id, output, timed_out, wait_status, duration, job.timeout)
         if watch.exceeded:
-            verdict.update(status="Timeout", detail=watch.describe())
+            verdict.update(status="Timeout", kill_kind="timeout", detail=watch.describe())
         return verdict
 
     def served_mutant(self, child: int) -> ServedMutant:
@@ -361,9 +361,12 @@ def _verdict(
     result: dict[str, Any] = {"id": job_id, "ran": len(started), "duration": round(duration, 4)}
     final = next((m for m in reversed(messages) if "start" not in m), None)
     if timed_out:
-        result.update(status="Timeout", detail=f"no verdict within {timeout:.1f}s")
+        result.update(
+            status="Timeout", kill_kind="timeout", detail=f"no verdict within {timeout:.1f}s"
+        )
         if started:
             result["detail"] += f" (running {started[-1]})"
+            result["killed_by"] = [started[-1]]
     elif final is None and started:
         # The process died inside a test: the mutant crashed it, which the test detects.
         result.update(
@@ -397,7 +400,7 @@ def _verdict(
     if final is not None and "tests" in final:
         result["tests_seconds"] = round(final["tests"], 6)
     if os.WIFSIGNALED(wait_status) and os.WTERMSIG(wait_status) == signal.SIGXCPU:
-        result.update(status="Timeout", detail="CPU time limit reached")
+        result.update(status="Timeout", kill_kind="timeout", detail="CPU time limit reached")
     return result
 
 

@@ -34,9 +34,11 @@ _FIELD = {
 
 def scores(mutants: Iterable[Mutant]) -> MutationScores:
     counts = StatusCounts()
+    by_assertion = 0
     for mutant in mutants:
         name = _FIELD[mutant.status]
         setattr(counts, name, getattr(counts, name) + 1)
+        by_assertion += mutant.status == "Killed" and mutant.kill_kind == "assertion"
     detected = counts.killed + counts.timeout
     valid = detected + counts.survived + counts.no_coverage
     covered = detected + counts.survived
@@ -44,6 +46,8 @@ def scores(mutants: Iterable[Mutant]) -> MutationScores:
         counts=counts,
         score=round(100.0 * detected / valid, 2) if valid else None,
         covered_score=round(100.0 * detected / covered, 2) if covered else None,
+        by_assertion=by_assertion,
+        assertion_share=round(100.0 * by_assertion / detected, 2) if detected else None,
     )
 
 

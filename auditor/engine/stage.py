@@ -228,7 +228,7 @@ def _to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) ->
         path=("copy" if result and result.on_copy else mutant.path) if mutant.runnable else "none",
         covered_by=sorted({*mutant.tests, *mutant.subprocess_reach}) if mutant.runnable else [],
         killed_by=result.killed_by if result else [],
-        kill_kind=result.kill_kind if result else "",
+        kill_kind="timeout" if status == "Timeout" else (result.kill_kind if result else ""),
         duration=result.duration if result else 0.0,
         cached=cached,
     )

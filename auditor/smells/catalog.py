@@ -135,5 +135,12 @@ RULES: dict[str, Rule] = {
             "a benchmark, not an oracle test: assert on the value `benchmark(...)` returns "
             "if it should also check the result",
         ),
+        Rule(
+            "AT022",
+            "never checks a value",
+            "medium",
+            "its kills needed no assertion: check the value the code returns or the state "
+            "it changes, not only that it runs",
+        ),
     )
 }

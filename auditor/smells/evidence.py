@@ -1,0 +1,76 @@
+"""Smells the mutation run proves: a test that caught injected bugs only because the code
+raised, crashed or hung, never because one of its checks failed.
+
+Static rules see what a test's checks look like; this one sees what they did. A test with
+asserts that are too weak to fail (`assert result is not None`) and an assertion-free
+test both kill a mutant that makes the code raise: the kill is no evidence of an oracle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from auditor.report import MutationSection, Smell, SmellsSection
+from auditor.smells.catalog import RULES
+
+_RULE = RULES["AT022"]
+_CHECKS_NOTHING = frozenset({"AT001", "AT002"})
+
+
+def with_mutation_evidence(
+    smells: SmellsSection, mutation: MutationSection, root: Path, disabled: list[str]
+) -> SmellsSection:
+    """The smells, with AT022 for each test whose kills all came without a failing check."""
+    if _RULE.code in disabled:
+        return smells
+    lines: dict[str, dict[str, int]] = {}
+    found = list(smells.findings)
+    # an assertion-free or empty test is already flagged for what this would say
+    flagged = {(s.file, s.test) for s in found if s.code in _CHECKS_NOTHING}
+    for test in mutation.tests:
+        if test.killed or not test.crash_kills:
+            continue
+        file, _, rest = test.nodeid.partition("::")
+        qualname = ".".join(part.split("[", 1)[0] for part in rest.split("::"))
+        if (file, qualname) in flagged:
+            continue
+        if file not in lines:
+            lines[file] = _test_lines(root / file)
+        found.append(
+            Smell(
+                code=_RULE.code,
+                name=_RULE.name,
+                severity=_RULE.severity,
+                file=file,
+                line=lines[file].get(qualname, 1),
+                test=qualname,
+                message=f"its {test.crash_kills} kill{'s' if test.crash_kills != 1 else ''} "
+                "all came from the code raising, crashing or hanging; none of its checks "
+                "failed on an injected bug",
+                hint=_RULE.hint,
+            )
+        )
+    unique = {(s.file, s.line, s.code, s.test, s.message): s for s in found}
+    ordered = [unique[key] for key in sorted(unique)]
+    counts = {severity: 0 for severity in ("high", "medium", "low")}
+    for smell in ordered:
+        counts[smell.severity] += 1
+    return smells.model_copy(update={"findings": ordered, "counts": counts})
+
+
+def _test_lines(path: Path) -> dict[str, int]:
+    """Qualified test names (`Class.test_x`) -> the line of their `def`."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    found = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found[node.name] = node.lineno
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found[f"{node.name}.{item.name}"] = item.lineno
+    return found

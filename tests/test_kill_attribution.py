@@ -1,0 +1,92 @@
+"""How each mutant was caught, surfaced: by a failing check, or only by the code raising."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+from auditor.config import GateConfig
+from auditor.engine.scoring import scores
+from auditor.gate import _mutation_conditions
+from auditor.report import Mutant, MutationSection, Report
+from tests.conftest import FIXTURES, run_audit
+
+
+def mutant(number: int, status: str, kind: str = "") -> Mutant:
+    return Mutant(
+        id=f"m.py::f::op@{number}:0#0",
+        file="m.py",
+        function="f",
+        operator="op",
+        family="arithmetic",
+        line=number,
+        col=0,
+        end_line=number,
+        original="a",
+        replacement="b",
+        description="a -> b",
+        diff="",
+        status=status,
+        path="swap",
+        killed_by=["t.py::test"] if kind else [],
+        kill_kind=kind,
+    )
+
+
+MUTANTS = [
+    mutant(1, "Killed", "assertion"),
+    mutant(2, "Killed", "error"),
+    mutant(3, "Killed", "crash"),
+    mutant(4, "Timeout", "timeout"),
+    mutant(5, "Survived"),
+]
+
+
+def test_the_assertion_share_is_the_detected_mutants_a_check_caught():
+    found = scores(MUTANTS)
+    assert found.by_assertion == 1
+    assert found.assertion_share == 25.0
+
+
+def test_the_gate_can_ask_for_a_minimum_assertion_share():
+    from auditor.engine.scoring import derived_fields
+
+    section = MutationSection(
+        **derived_fields(MUTANTS, ["t.py::test"]),
+        cache_hits=0,
+        jobs=1,
+        duration=1.0,
+        mutants_per_second=5.0,
+    )
+    (condition,) = _mutation_conditions(GateConfig(min_assertion_kill_share=50), section)
+    assert not condition.passed
+    assert condition.message.startswith("min_assertion_kill_share: 25")
+
+
+@pytest.fixture(scope="module")
+def shallow(tmp_path_factory) -> tuple[Report, str]:
+    root = tmp_path_factory.mktemp("attribution") / "shop"
+    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    result = run_audit("tests_shallow", "--no-probes", "--json", "r.json", cwd=root)
+    return Report.read(root / "r.json"), result.stdout
+
+
+def test_a_shallow_suite_s_kills_are_mostly_by_exception_and_the_report_says_so(shallow):
+    report, stdout = shallow
+    share = report.mutation.scores.assertion_share
+    assert share is not None and share < 50
+    row = rf"kills by assertion \(of detected mutants\)\s*│\s*{share:.1f}%"
+    assert re.search(row, stdout)
+
+
+def test_a_test_whose_kills_needed_no_check_gets_the_evidence_smell(shallow):
+    report, _ = shallow
+    by_test = {t.nodeid: t for t in report.mutation.tests}
+    flagged = [s for s in report.smells.findings if s.code == "AT022"]
+    assert flagged
+    for smell in flagged:
+        (test,) = [t for n, t in by_test.items() if n.endswith(smell.test.replace(".", "::"))]
+        assert test.killed == 0 and test.crash_kills > 0
+        assert f"its {test.crash_kills} kill" in smell.message
