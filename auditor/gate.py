@@ -14,6 +14,7 @@ from auditor.report import (
     MutationScores,
     MutationSection,
     ProbesSection,
+    Rating,
     Report,
     Smell,
     SmellsSection,
@@ -221,6 +222,42 @@ def ratchet(
     return conditions
 
 
+MIN_ASSERTION_SHARE = 25.0
+"""Below this share of detected mutants caught by a failing check, a suite is `shallow`
+whatever its score: its kills are the code raising, which needs no oracle."""
+SCORE_FLOORS: tuple[tuple[str, float], ...] = (("strong", 80.0), ("adequate", 60.0), ("weak", 40.0))
+"""The lowest mutation score (%) of each rating; below the last, `shallow`."""
+MAX_HIGH_SMELLS_PER_TEST = 0.1
+"""More high-severity smells per test than this and the rating is `weak` at best."""
+
+
+def rate(
+    config: GateConfig, mutation: MutationSection | None, smells: SmellsSection, tests: int
+) -> Rating | None:
+    """The suite's rating from the evidence (README: Configuration): the mutation score
+    (targeted, unless `gate_on = "all"`), the share of its kills a failing check made, and
+    how common high-severity smells are."""
+    if mutation is None:
+        return None
+    scores, notes = _gated_scores(config, mutation, None)
+    score = scores.score or 0.0
+    share = scores.assertion_share or 0.0
+    high = smells.counts.get("high", 0)
+    level = next((name for name, floor in SCORE_FLOORS if score >= floor), "shallow")
+    if share < MIN_ASSERTION_SHARE:
+        level = "shallow"
+    elif high > MAX_HIGH_SMELLS_PER_TEST * max(tests, 1) and level in ("strong", "adequate"):
+        level = "weak"
+    scope = f", {'; '.join(notes)}" if notes else ""
+    reason = (
+        f"mutation score {score:.1f}%{scope}, {share:.1f}% of its kills by a failing check; "
+        f"{high} high-severity smell{'s' if high != 1 else ''} in {tests} tests"
+    )
+    return Rating(
+        level=level, score=round(score, 2), assertion_share=round(share, 2), reason=reason
+    )
+
+
 def evaluate(
     config: GateConfig,
     baseline: BaselineSection,
@@ -261,7 +298,10 @@ def evaluate(
     if previous is not None:
         conditions += ratchet(config, previous, coverage, smells, mutation)
     verdict = "pass" if all(condition.passed for condition in conditions) else "fail"
-    return GateSection(verdict=verdict, conditions=conditions)
+    rating = rate(
+        config, mutation, smells, sum(test.outcome == "passed" for test in baseline.tests)
+    )
+    return GateSection(verdict=verdict, conditions=conditions, rating=rating)
 
 
 def require_escalation(gate: GateSection, escalation: EscalationSection) -> GateSection:
@@ -276,4 +316,4 @@ def require_escalation(gate: GateSection, escalation: EscalationSection) -> Gate
     )
     conditions = [*gate.conditions, condition]
     verdict = "pass" if all(c.passed for c in conditions) else "fail"
-    return GateSection(verdict=verdict, conditions=conditions)
+    return GateSection(verdict=verdict, conditions=conditions, rating=gate.rating)

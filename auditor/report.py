@@ -267,6 +267,8 @@ class MutationScores(_Model):
     The others broke the code so that it raised, crashed or hung."""
     assertion_share: float | None = None
     """by_assertion / detected, in percent (None when nothing was detected)."""
+    assertion_score: float | None = None
+    """by_assertion / valid, in percent: the score counting assertion kills only."""
 
 
 class FileMutation(_Model):
@@ -420,9 +422,23 @@ class GateCondition(_Model):
     message: str
 
 
+class Rating(_Model):
+    """What the suite is worth by the evidence, shown instead of PASS where no threshold
+    is set (`auditor.gate.rate`)."""
+
+    level: Literal["shallow", "weak", "adequate", "strong"]
+    score: float
+    """The mutation score it rates (targeted unless `gate_on = "all"`)."""
+    assertion_share: float
+    """Of the detected mutants, those a failing check caught, in percent."""
+    reason: str
+
+
 class GateSection(_Model):
     verdict: Literal["pass", "fail"]
     conditions: list[GateCondition]
+    rating: Rating | None = None
+    """None when mutation testing did not run."""
 
 
 class ParamStrategy(_Model):

@@ -16,6 +16,7 @@ from auditor.report import Mutant, Report
 from reports.summary import (
     FINDING_TITLES,
     Change,
+    banner,
     by_place,
     code_under_test,
     compare,
@@ -219,6 +220,7 @@ def render(report: Report, previous: Report | None = None) -> str:
         "report": report,
         "previous": previous,
         "passed": report.gate.verdict == "pass" and report.status == "complete",
+        "verdict": banner(report),
         "reasons": failed_conditions(report),
         "scope_notes": scope_notes(report),
         "code_under_test": code_under_test(report),

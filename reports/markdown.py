@@ -5,6 +5,7 @@ from __future__ import annotations
 from auditor.report import Report
 from reports.summary import (
     FINDING_TITLES,
+    banner,
     code_under_test,
     compare,
     failed_conditions,
@@ -24,11 +25,18 @@ def _cell(text: str) -> str:
 
 
 def render(report: Report, previous: Report | None = None) -> str:
-    verdict = "PASS" if report.gate.verdict == "pass" and report.status == "complete" else "FAIL"
-    lines = [f"## audit: {verdict}", ""]
+    verdict = banner(report)
+    rating = report.gate.rating
+    rated = verdict not in ("PASS", "FAIL") and rating is not None
+    lines = [f"## audit: {verdict} suite" if rated else f"## audit: {verdict}", ""]
     reasons = failed_conditions(report)
     if reasons:
         lines += [f"- :x: {_cell(reason)}" for reason in reasons] + [""]
+    elif rated:
+        lines += [
+            f"No gate thresholds configured; rated by the evidence: {_cell(rating.reason)}.",
+            "",
+        ]
     elif not report.gate.conditions:
         lines += ["No gate thresholds configured.", ""]
     lines += [_cell(code_under_test(report)), ""]

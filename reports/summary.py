@@ -145,6 +145,14 @@ def figures(report: Report) -> list[Figure]:
             _targeted_meaning(report),
         ),
         Figure(
+            "assertion_score",
+            "score by assertion kills",
+            mutation.scores.assertion_score if mutation else None,
+            "%",
+            "higher",
+            "the mutation score counting only the mutants a failing check caught",
+        ),
+        Figure(
             "assertion_share",
             "kills by assertion",
             mutation.scores.assertion_share if mutation else None,
@@ -242,6 +250,19 @@ def failed_conditions(report: Report) -> list[str]:
     if report.status != "complete":
         reasons.insert(0, "the run is incomplete" + budget_note(report))
     return reasons
+
+
+def banner(report: Report) -> str:
+    """What the verdict line says: FAIL when a condition failed or the run is incomplete,
+    PASS when thresholds were set and hold, else the suite's rating (a completed run with
+    no thresholds has passed nothing)."""
+    if failed_conditions(report):
+        return "FAIL"
+    configured = [c for c in report.gate.conditions if c.name != "max_collection_errors"]
+    rating = report.gate.rating
+    if configured or rating is None:
+        return "PASS"
+    return rating.level.upper()
 
 
 def budget_note(report: Report) -> str:

@@ -12,6 +12,7 @@ from auditor import pids
 from auditor.report import Report
 from reports.summary import (
     FINDING_TITLES,
+    banner,
     code_under_test,
     failed_conditions,
     hardening_summary,
@@ -148,6 +149,11 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
                 f"targeted score ({modules} the tests import" + (", gated)" if gated else ")"),
                 _percent(targeted.scores.score) if targeted.scores.score is not None else "-",
             )
+        by_check = mutation.scores.assertion_score
+        headline.add_row(
+            "mutation score, assertion kills only",
+            _percent(by_check) if by_check is not None else "-",
+        )
         share = mutation.scores.assertion_share
         headline.add_row(
             "kills by assertion (of detected mutants)",
@@ -220,10 +226,17 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
 
     gate = report.gate
     reasons = failed_conditions(report)  # an incomplete run fails, as in every output
-    if not reasons:
+    verdict = banner(report)
+    if verdict == "PASS":
         checked = len(gate.conditions)
         note = f"{checked} conditions" if checked else "no thresholds configured"
         console.print(f"[bold green]gate: PASS[/bold green] ({note})")
+    elif not reasons and gate.rating is not None:
+        console.print(
+            f"[bold]rating: {verdict}[/bold] ({escape(gate.rating.reason)}); no thresholds "
+            "configured: set a gate for PASS/FAIL (README: Configuration)",
+            soft_wrap=True,
+        )
     else:
         console.print("[bold red]gate: FAIL[/bold red]")
         for reason in reasons:

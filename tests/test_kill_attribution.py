@@ -51,15 +51,7 @@ def test_the_assertion_share_is_the_detected_mutants_a_check_caught():
 
 
 def test_the_gate_can_ask_for_a_minimum_assertion_share():
-    from auditor.engine.scoring import derived_fields
-
-    section = MutationSection(
-        **derived_fields(MUTANTS, ["t.py::test"]),
-        cache_hits=0,
-        jobs=1,
-        duration=1.0,
-        mutants_per_second=5.0,
-    )
+    section = _section(MUTANTS)
     (condition,) = _mutation_conditions(GateConfig(min_assertion_kill_share=50), section)
     assert not condition.passed
     assert condition.message.startswith("min_assertion_kill_share: 25")
@@ -90,3 +82,40 @@ def test_a_test_whose_kills_needed_no_check_gets_the_evidence_smell(shallow):
         (test,) = [t for n, t in by_test.items() if n.endswith(smell.test.replace(".", "::"))]
         assert test.killed == 0 and test.crash_kills > 0
         assert f"its {test.crash_kills} kill" in smell.message
+
+
+def test_without_thresholds_the_suite_is_rated_never_passed(shallow):
+    report, stdout = shallow
+    assert report.gate.rating.level == "shallow"
+    assert "rating: SHALLOW" in stdout
+    assert "gate: PASS" not in stdout
+
+
+def test_a_suite_whose_kills_are_mostly_checks_with_a_high_score_rates_strong():
+    from auditor.gate import rate
+    from auditor.report import SmellsSection
+
+    section = _section([mutant(n, "Killed", "assertion") for n in range(1, 10)])
+    smells = SmellsSection(findings=[], counts={"high": 0, "medium": 0, "low": 0}, unparsable=[])
+    assert rate(GateConfig(), section, smells, tests=10).level == "strong"
+
+
+def test_common_high_severity_smells_cap_the_rating_at_weak():
+    from auditor.gate import rate
+    from auditor.report import SmellsSection
+
+    section = _section([mutant(n, "Killed", "assertion") for n in range(1, 10)])
+    smells = SmellsSection(findings=[], counts={"high": 3, "medium": 0, "low": 0}, unparsable=[])
+    assert rate(GateConfig(), section, smells, tests=10).level == "weak"
+
+
+def _section(mutants: list[Mutant]) -> MutationSection:
+    from auditor.engine.scoring import derived_fields
+
+    return MutationSection(
+        **derived_fields(mutants, ["t.py::test"]),
+        cache_hits=0,
+        jobs=1,
+        duration=1.0,
+        mutants_per_second=5.0,
+    )

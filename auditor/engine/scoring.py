@@ -48,6 +48,7 @@ def scores(mutants: Iterable[Mutant]) -> MutationScores:
         covered_score=round(100.0 * detected / covered, 2) if covered else None,
         by_assertion=by_assertion,
         assertion_share=round(100.0 * by_assertion / detected, 2) if detected else None,
+        assertion_score=round(100.0 * by_assertion / valid, 2) if valid else None,
     )
 
 
