@@ -136,6 +136,32 @@ RULES: dict[str, Rule] = {
             "if it should also check the result",
         ),
         Rule(
+            "AT023",
+            "print as oracle",
+            "medium",
+            "assert on the value instead of printing it: nobody reads a passing test's output",
+        ),
+        Rule(
+            "AT024",
+            "mirror oracle",
+            "medium",
+            "write the expected value out (a literal, or worked out by hand), not computed "
+            "by the code under test",
+        ),
+        Rule(
+            "AT025",
+            "suboptimal assert",
+            "low",
+            "use the specific assertion (assertEqual, assertIn, ...) or a plain assert, so a "
+            "failure shows both values",
+        ),
+        Rule(
+            "AT026",
+            "checks in an autouse fixture",
+            "low",
+            "move the check into the tests it is about, or into a named fixture they request",
+        ),
+        Rule(
             "AT022",
             "never checks a value",
             "medium",

@@ -3,7 +3,13 @@
 
 from __future__ import annotations
 
-from auditor.smells.rules import mocking, oracle, raises, structure
+from auditor.smells.rules import generated, mocking, oracle, raises, structure
 
-TEST_RULES = (*oracle.RULES, *raises.RULES, *mocking.RULES, *structure.RULES)
-MODULE_RULES = structure.MODULE_RULES
+TEST_RULES = (
+    *oracle.RULES,
+    *raises.RULES,
+    *mocking.RULES,
+    *structure.RULES,
+    *generated.RULES,
+)
+MODULE_RULES = (*structure.MODULE_RULES, *generated.MODULE_RULES)
