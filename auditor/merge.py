@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from auditor.checks import assertion_evidence
 from auditor.config import GateConfig
 from auditor.engine import scoring
 from auditor.errors import AuditError
@@ -68,6 +69,7 @@ def merge_reports(reports: list[tuple[Path, Report]]) -> Report:
         duration=max(section.duration for section in sections),
         mutants_per_second=round(sum(section.mutants_per_second for section in sections), 2),
         scope=Scope(kind="all", planned=sections[0].scope.planned, selected=len(mutants)),
+        checks=assertion_evidence(mutants, Path(first.project.root), first.project.test_files),
     )
     gate_config = GateConfig.model_validate(first.config.get("gate", {}))
     gate = evaluate(gate_config, first.baseline, first.coverage, first.smells, mutation)

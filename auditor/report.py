@@ -242,6 +242,9 @@ class Mutant(_Model):
     """How the killing test failed: a check (assert, raises, fail) failed, another
     exception escaped, the test process died, or it ran past the timeout (status
     `Timeout`; `killed_by` names the test that was running)."""
+    killed_at: int = 0
+    """The line, in the file of `killed_by`, of the check that failed (the assert, or the
+    call of the helper that asserted); 0 when no check did or it is not known."""
     duration: float = 0.0
     cached: bool = False
 
@@ -363,6 +366,21 @@ class DataTableSample(_Model):
     """Mutants of the other entries, not made."""
 
 
+class CheckEvidence(_Model):
+    """One check of the tests (`auditor.checks`): the mutants it caught (it was the check
+    that failed) and the survivors it held for (it ran, passing, on them)."""
+
+    file: str
+    line: int
+    test: str
+    """The test's qualified name in its file (`Class.test_x`)."""
+    caught: int
+    held: int
+    caught_ids: list[str] = Field(default_factory=list)
+    """The first few, sorted; `caught` counts them all."""
+    held_ids: list[str] = Field(default_factory=list)
+
+
 class TargetedScores(_Model):
     """The scores over the modules the audited test files import (`auditor.targeted`):
     what a suite written for a few modules of a package is judged on."""
@@ -375,6 +393,8 @@ class MutationSection(_Model):
     scores: MutationScores
     targeted: TargetedScores | None = None
     """None when the test files import no module of the code under test."""
+    checks: list[CheckEvidence] = Field(default_factory=list)
+    """Per check of the tests, what it caught and what it let through, by file and line."""
     mutants: list[Mutant]
     files: list[FileMutation]
     functions: list[FunctionMutation]

@@ -224,6 +224,7 @@ def render(report: Report, previous: Report | None = None) -> str:
         "reasons": failed_conditions(report),
         "scope_notes": scope_notes(report),
         "code_under_test": code_under_test(report),
+        "checks": report.mutation.checks if report.mutation else [],
         "changes": changes,
         "bars": _bars(report),
         "segments": _segments(report, 600.0),

@@ -13,6 +13,7 @@ from reports.summary import (
     probe_summary,
     scope_notes,
     survivors,
+    weak_checks,
 )
 
 _SHOWN_SURVIVORS = 10
@@ -60,6 +61,17 @@ def render(report: Report, previous: Report | None = None) -> str:
             lines.append(f"| `{mutant.file}:{mutant.line}` | `{_cell(mutant.description)}` |")
         if len(found) > _SHOWN_SURVIVORS:
             lines.append(f"| ... | {len(found) - _SHOWN_SURVIVORS} more in the full report |")
+        lines.append("")
+    weak = weak_checks(report)
+    if weak:
+        lines += [
+            f"### Checks that caught nothing ({len(weak)})",
+            "",
+            "| check | test | survivors it passed on |",
+            "|---|---|---:|",
+        ]
+        for check in weak[:_SHOWN_SURVIVORS]:
+            lines.append(f"| `{check.file}:{check.line}` | `{_cell(check.test)}` | {check.held} |")
         lines.append("")
     probes = probe_summary(report)
     if probes is not None and report.probes is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from auditor.report import Mutant, MutationScores, MutationSection, Report
+from auditor.report import CheckEvidence, Mutant, MutationScores, MutationSection, Report
 
 
 @dataclass(frozen=True)
@@ -237,6 +237,14 @@ def compare(report: Report, previous: Report | None) -> list[Change]:
 def by_place(mutants: list[Mutant]) -> list[Mutant]:
     """By file, line and column: the order a reader works through them."""
     return sorted(mutants, key=lambda mutant: (mutant.file, mutant.line, mutant.col, mutant.id))
+
+
+def weak_checks(report: Report) -> list[CheckEvidence]:
+    """Checks that caught no mutant and held for survivors, most survivors first."""
+    if report.mutation is None:
+        return []
+    weak = [check for check in report.mutation.checks if not check.caught and check.held]
+    return sorted(weak, key=lambda check: (-check.held, check.file, check.line))
 
 
 def survivors(report: Report) -> list[Mutant]:

@@ -19,6 +19,7 @@ from reports.summary import (
     headline_scores,
     probe_summary,
     scope_notes,
+    weak_checks,
 )
 
 _SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan"}
@@ -176,6 +177,19 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
     console.print(headline)
     if mutation is not None:
         _render_mutation(mutation, console, scope_notes(report))
+
+    weak = weak_checks(report)
+    if weak:
+        table = Table(
+            title=f"checks that caught nothing, passing on survivors ({len(weak)})",
+            title_justify="left",
+        )
+        table.add_column("check", overflow="fold")
+        table.add_column("test", overflow="fold")
+        table.add_column("survivors", justify="right")
+        for check in weak[:_SHOWN_SURVIVORS]:
+            table.add_row(f"{check.file}:{check.line}", check.test, str(check.held))
+        console.print(table)
 
     _render_probes(report, console)
     _render_escalation(report, console)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +120,14 @@ def _section(mutants: list[Mutant]) -> MutationSection:
         duration=1.0,
         mutants_per_second=5.0,
     )
+
+
+def test_a_kill_by_a_check_names_the_line_of_that_check(shallow):
+    report, _ = shallow
+    root = Path(report.project.root)
+    by_check = [m for m in report.mutation.mutants if m.kill_kind == "assertion"]
+    assert by_check
+    for found in by_check:
+        file = found.killed_by[0].split("::")[0]
+        line = (root / file).read_text().splitlines()[found.killed_at - 1]
+        assert "assert" in line or "raises" in line, (found.id, line)

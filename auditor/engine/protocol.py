@@ -83,6 +83,8 @@ class JobResult:
     killed_by: list[str] = field(default_factory=list)
     kill_kind: Literal["assertion", "error", "crash", "timeout", ""] = ""
     """How the killing test failed: a check failed, another exception, or the process died."""
+    killed_at: int = 0
+    """The line, in the killing test's file, of the check that failed (0: unknown)."""
     ran: int = 0
     duration: float = 0.0
     """Wall time of the mutant's child, fork to exit."""

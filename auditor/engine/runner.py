@@ -38,6 +38,7 @@ class RunnerPlugin:
         self.results = results
         self.failed_in_child = False
         self.failed_by_check = False
+        self.failed_at = 0
         self.sources: dict[str, tuple[str, str]] = {}
         self.consumer_code: dict[tuple[str, int, int], list[CodeType]] = {}
 
@@ -52,6 +53,7 @@ class RunnerPlugin:
                 call.excinfo.value
             ):
                 self.failed_by_check = True
+                self.failed_at = _line_in_test_file(call.excinfo, item)
 
     def pytest_configure(self, config: Any) -> None:
         from auditor.sandbox import derandomize_hypothesis
@@ -237,11 +239,20 @@ class RunnerPlugin:
                 tell({"start": item.nodeid})
                 following = everything[position + 1] if position + 1 < len(everything) else None
                 self.failed_in_child = self.failed_by_check = False
+                self.failed_at = 0
                 reports = runtestprotocol(item, log=False, nextitem=following)
                 tests_seconds += sum(report.duration for report in reports)
                 if self.failed_in_child or any(report.failed for report in reports):
                     kind = "assertion" if self.failed_by_check else "error"
-                    tell({"killed_by": item.nodeid, "kill_kind": kind, "tests": tests_seconds})
+                    at = self.failed_at if self.failed_by_check else 0
+                    tell(
+                        {
+                            "killed_by": item.nodeid,
+                            "kill_kind": kind,
+                            "tests": tests_seconds,
+                            "at": at,
+                        }
+                    )
                     os._exit(0)
             unreached = job.serve_subprocesses and not served.applied.exists()
             tell({"survived": len(everything), "tests": tests_seconds, "unreached": unreached})
@@ -251,6 +262,16 @@ class RunnerPlugin:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(0)
+
+
+def _line_in_test_file(excinfo: Any, item: Any) -> int:
+    """The line of the test's own file where the failing check was (its last frame
+    there: the assert, or the call of the helper that asserted); 0 when none is."""
+    test_file = str(getattr(item, "path", ""))
+    for entry in reversed(excinfo.traceback):
+        if str(entry.path) == test_file:
+            return int(entry.lineno) + 1
+    return 0
 
 
 def _doctest_mismatch(error: BaseException) -> bool:
@@ -384,6 +405,7 @@ def _verdict(
             status="Killed",
             killed_by=[final["killed_by"]],
             kill_kind=final.get("kill_kind", "error"),
+            killed_at=final.get("at", 0),
             detail=final.get("detail", ""),
         )
     elif "compile_error" in final:

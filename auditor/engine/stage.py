@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.baseline.coverage_data import relative
+from auditor.checks import assertion_evidence
 from auditor.config import AuditConfig
 from auditor.discovery import Project
 from auditor.engine import scoring, selection
@@ -229,6 +230,7 @@ def _to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) ->
         covered_by=sorted({*mutant.tests, *mutant.subprocess_reach}) if mutant.runnable else [],
         killed_by=result.killed_by if result else [],
         kill_kind="timeout" if status == "Timeout" else (result.kill_kind if result else ""),
+        killed_at=result.killed_at if result else 0,
         duration=result.duration if result else 0.0,
         cached=cached,
     )
@@ -478,6 +480,9 @@ def _mutate(
     sampled = config.sample is not None or (stopped_by_budget and config.time_budget is not None)
     return MutationSection(
         **scoring.derived_fields(mutants, passing, targeted_files(project)),
+        checks=assertion_evidence(
+            mutants, project.root, [relative(str(f), project.root) for f in project.test_files]
+        ),
         cache_hits=len(cached),
         jobs=jobs,
         duration=round(duration, 3),

@@ -1,0 +1,92 @@
+"""Assertion evidence: for each check of the tests (an `assert`, a `self.assert*` or
+`mock.assert_*` call, a `pytest.raises` block), the mutants it caught and the survivors
+it held for.
+
+A kill names the line of the failing check in the killing test's file (`killed_at`). A
+surviving mutant ran every covering test to the end, so each check of those tests held
+on it: a check that caught nothing and held for survivors is a weak oracle, and those
+survivors are the evidence.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+from auditor.report import CheckEvidence, Mutant
+
+SHOWN_IDS = 5
+"""Mutant ids kept per check and side (the counts are complete)."""
+
+
+def assertion_evidence(
+    mutants: Iterable[Mutant], root: Path, test_files: Iterable[str]
+) -> list[CheckEvidence]:
+    lines_of = {file: _check_lines(root / file) for file in test_files}
+    caught: dict[tuple[str, int], list[str]] = defaultdict(list)
+    held: dict[tuple[str, int], list[str]] = defaultdict(list)
+    test_at: dict[tuple[str, int], str] = {}
+    for mutant in mutants:
+        if mutant.status == "Killed" and mutant.kill_kind == "assertion" and mutant.killed_at:
+            file, qualname = _split(mutant.killed_by[0])
+            caught[(file, mutant.killed_at)].append(mutant.id)
+            test_at.setdefault((file, mutant.killed_at), qualname)
+        elif mutant.status == "Survived":
+            places = set()
+            for nodeid in mutant.covered_by:
+                file, qualname = _split(nodeid)
+                for line in lines_of.get(file, {}).get(qualname, ()):
+                    places.add((file, line))
+                    test_at.setdefault((file, line), qualname)
+            for place in places:
+                held[place].append(mutant.id)
+    return [
+        CheckEvidence(
+            file=file,
+            line=line,
+            test=test_at[(file, line)],
+            caught=len(caught[(file, line)]),
+            held=len(held[(file, line)]),
+            caught_ids=sorted(caught[(file, line)])[:SHOWN_IDS],
+            held_ids=sorted(held[(file, line)])[:SHOWN_IDS],
+        )
+        for file, line in sorted(set(caught) | set(held))
+    ]
+
+
+def _split(nodeid: str) -> tuple[str, str]:
+    """`tests/test_x.py::TestA::test_b[1]` -> (`tests/test_x.py`, `TestA.test_b`)."""
+    file, _, rest = nodeid.partition("::")
+    return file, ".".join(part.split("[", 1)[0] for part in rest.split("::"))
+
+
+def _check_lines(path: Path) -> dict[str, list[int]]:
+    """Test qualname -> lines of the checks in its body."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    found: dict[str, list[int]] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found[node.name] = _lines(node)
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found[f"{node.name}.{item.name}"] = _lines(item)
+    return found
+
+
+def _lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[int]:
+    lines = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assert):
+            lines.add(node.lineno)
+        elif isinstance(node, ast.Call):
+            callee = node.func
+            name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
+            if name.startswith("assert") or name in ("raises", "fail", "warns"):
+                lines.add(node.lineno)
+    return sorted(lines)
