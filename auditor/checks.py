@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
+from auditor.engine.scoring import killers
 from auditor.report import CheckEvidence, Mutant
 
 SHOWN_IDS = 5
@@ -29,10 +30,12 @@ def assertion_evidence(
     held: dict[tuple[str, int], list[str]] = defaultdict(list)
     test_at: dict[tuple[str, int], str] = {}
     for mutant in mutants:
-        if mutant.status == "Killed" and mutant.kill_kind == "assertion" and mutant.killed_at:
-            file, qualname = _split(mutant.killed_by[0])
-            caught[(file, mutant.killed_at)].append(mutant.id)
-            test_at.setdefault((file, mutant.killed_at), qualname)
+        if mutant.status == "Killed":
+            for kill in killers(mutant):
+                if kill.kind == "assertion" and kill.line:
+                    file, qualname = _split(kill.test)
+                    caught[(file, kill.line)].append(mutant.id)
+                    test_at.setdefault((file, kill.line), qualname)
         elif mutant.status == "Survived":
             places = set()
             for nodeid in mutant.covered_by:

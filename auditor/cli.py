@@ -189,6 +189,12 @@ def _output_targets(
 )
 @click.option("--verify-sample", type=int, metavar="N", help="Re-check N mutants with fresh runs.")
 @click.option(
+    "--all-killers",
+    is_flag=True,
+    default=None,
+    help="Run every covering test of a killed mutant: unique kills, minimal test subset.",
+)
+@click.option(
     "--executor",
     type=click.Choice(["local", "dask"]),
     help="Run mutants here (default) or on a Dask cluster.",
@@ -262,6 +268,7 @@ def run(
     mutate_data: str | None,
     copy_path: bool | None,
     verify_sample: int | None,
+    all_killers: bool | None,
     executor: str | None,
     scheduler: str | None,
     diff_ref: str | None,
@@ -319,6 +326,7 @@ def run(
         "mutate_data": mutate_data,
         "copy_path": copy_path,
         "verify_sample": verify_sample,
+        "all_killers": all_killers,
         "executor": executor,
         "scheduler": scheduler,
         "diff": diff_ref,

@@ -169,6 +169,9 @@ class AuditConfig(_Strict):
     """Seconds the mutation stage may take; mutants run in a stratified random order."""
     verify_sample: int = Field(default=0, ge=0)
     """Re-check this many random mutants with a fresh run on a materialized copy."""
+    all_killers: bool = False
+    """Run every covering test of a killed mutant, not only up to the first that fails:
+    every test's kills are then known (unique kills, the tests that carry the suite)."""
     escalation: EscalationConfig = Field(default_factory=EscalationConfig)
     gate: GateConfig = Field(default_factory=GateConfig)
     outputs: OutputsConfig = Field(default_factory=OutputsConfig)

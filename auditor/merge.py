@@ -62,7 +62,10 @@ def merge_reports(reports: list[tuple[Path, Report]]) -> Report:
     passing = [t.nodeid for t in first.baseline.tests if t.reliable]
     mutation = MutationSection(
         **scoring.derived_fields(
-            mutants, passing, sections[0].targeted.files if sections[0].targeted else ()
+            mutants,
+            passing,
+            sections[0].targeted.files if sections[0].targeted else (),
+            sections[0].all_killers,
         ),
         cache_hits=sum(section.cache_hits for section in sections),
         jobs=sum(section.jobs for section in sections),

@@ -211,6 +211,14 @@ MutantStatus = Literal[
 ]
 
 
+class Kill(_Model):
+    """A test that failed on a mutant, how, and where its failing check was."""
+
+    test: str
+    kind: Literal["assertion", "error", "crash", "timeout"]
+    line: int = 0
+
+
 class Mutant(_Model):
     id: str
     """`file::function::operator@line:col#ordinal`, lines relative to the function's `def`:
@@ -242,6 +250,9 @@ class Mutant(_Model):
     """How the killing test failed: a check (assert, raises, fail) failed, another
     exception escaped, the test process died, or it ran past the timeout (status
     `Timeout`; `killed_by` names the test that was running)."""
+    kills: list[Kill] = Field(default_factory=list)
+    """Every test that failed on it, in the order they ran: the first only, unless the run
+    had `--all-killers` (then `killed_by` names them all, as Stryker's does)."""
     killed_at: int = 0
     """The line, in the file of `killed_by`, of the check that failed (the assert, or the
     call of the helper that asserted); 0 when no check did or it is not known."""
@@ -301,6 +312,11 @@ class TestMutation(_Model):
     killed: int
     crash_kills: int
     covered: int
+    unique_kills: int | None = None
+    """Mutants only this test kills; None unless the run had `--all-killers`."""
+    subsumed_by: str = ""
+    """A test that kills every mutant this one kills (with `--all-killers`): this one adds
+    no kill of its own."""
 
 
 class Disagreement(_Model):
@@ -393,6 +409,12 @@ class MutationSection(_Model):
     scores: MutationScores
     targeted: TargetedScores | None = None
     """None when the test files import no module of the code under test."""
+    all_killers: bool = False
+    """Every covering test of a killed mutant ran (`--all-killers`): `killed_by` lists
+    them all, and unique kills and `carrying` are known."""
+    carrying: list[str] = Field(default_factory=list)
+    """With `all_killers`: a small set of tests that together kill every mutant the suite
+    kills (greedy set cover): the tests that carry the suite."""
     checks: list[CheckEvidence] = Field(default_factory=list)
     """Per check of the tests, what it caught and what it let through, by file and line."""
     mutants: list[Mutant]

@@ -18,6 +18,7 @@ from reports.summary import (
     Change,
     banner,
     by_place,
+    carrying_note,
     code_under_test,
     compare,
     failed_conditions,
@@ -191,6 +192,7 @@ def _test_rows(report: Report) -> list[dict[str, Any]]:
         for module in (report.escalation.modules if report.escalation else [])
         if module.escalated
     }
+    carrying = set(report.mutation.carrying) if report.mutation else set()
     rows = []
     for test in report.baseline.tests:
         name = test.nodeid.split("::", 1)[-1].split("[", 1)[0].replace("::", ".")
@@ -202,6 +204,9 @@ def _test_rows(report: Report) -> list[dict[str, Any]]:
                 "state": mutation.state.replace("_", " ") if mutation else "-",
                 "killed": mutation.killed if mutation else 0,
                 "other_kills": mutation.crash_kills if mutation else 0,
+                "unique": mutation.unique_kills if mutation else None,
+                "subsumed_by": mutation.subsumed_by if mutation else "",
+                "carries": bool(mutation) and test.nodeid in carrying,
                 "smells": smells.get((test.file, name), 0),
                 "duration": test.duration,
                 "blocked": [f"{action.event} {action.target}" for action in test.blocked],
@@ -224,6 +229,7 @@ def render(report: Report, previous: Report | None = None) -> str:
         "reasons": failed_conditions(report),
         "scope_notes": scope_notes(report),
         "code_under_test": code_under_test(report),
+        "carrying_note": carrying_note(report),
         "checks": report.mutation.checks if report.mutation else [],
         "changes": changes,
         "bars": _bars(report),

@@ -6,6 +6,7 @@ from auditor.report import Report
 from reports.summary import (
     FINDING_TITLES,
     banner,
+    carrying_note,
     code_under_test,
     compare,
     failed_conditions,
@@ -62,6 +63,9 @@ def render(report: Report, previous: Report | None = None) -> str:
         if len(found) > _SHOWN_SURVIVORS:
             lines.append(f"| ... | {len(found) - _SHOWN_SURVIVORS} more in the full report |")
         lines.append("")
+    carrying = carrying_note(report)
+    if carrying is not None:
+        lines += [f"**Tests that carry the suite:** {carrying}.", ""]
     weak = weak_checks(report)
     if weak:
         lines += [

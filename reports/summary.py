@@ -239,6 +239,19 @@ def by_place(mutants: list[Mutant]) -> list[Mutant]:
     return sorted(mutants, key=lambda mutant: (mutant.file, mutant.line, mutant.col, mutant.id))
 
 
+def carrying_note(report: Report) -> str | None:
+    """What carries the suite, when every killer of every mutant is known."""
+    mutation = report.mutation
+    if mutation is None or not mutation.all_killers:
+        return None
+    tests = len(mutation.tests)
+    subsumed = sum(bool(test.subsumed_by) for test in mutation.tests)
+    return (
+        f"these {len(mutation.carrying)} of {tests} tests kill every mutant the suite kills; "
+        f"{subsumed} tests add no kill of their own (another kills all theirs)"
+    )
+
+
 def weak_checks(report: Report) -> list[CheckEvidence]:
     """Checks that caught no mutant and held for survivors, most survivors first."""
     if report.mutation is None:

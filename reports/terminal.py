@@ -13,6 +13,7 @@ from auditor.report import Report
 from reports.summary import (
     FINDING_TITLES,
     banner,
+    carrying_note,
     code_under_test,
     failed_conditions,
     hardening_summary,
@@ -178,6 +179,14 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
     if mutation is not None:
         _render_mutation(mutation, console, scope_notes(report))
 
+    carrying = carrying_note(report)
+    if carrying is not None and report.mutation is not None:
+        console.print(carrying + ":", highlight=False, markup=False)
+        for nodeid in report.mutation.carrying[:_SHOWN_SURVIVORS]:
+            console.print(f"  {nodeid}", highlight=False, markup=False)
+        hidden = len(report.mutation.carrying) - _SHOWN_SURVIVORS
+        if hidden > 0:
+            console.print(f"  ... and {hidden} more in the JSON report (mutation.carrying)")
     weak = weak_checks(report)
     if weak:
         table = Table(

@@ -133,7 +133,7 @@ class RunnerPlugin:
                 os.unlink(leftover)
         duration = time.monotonic() - started
         verdict = _verdict(job.id, output, timed_out, wait_status, duration, job.timeout)
-        if watch.exceeded:
+        if watch.exceeded and not verdict.get("kills"):
             verdict.update(status="Timeout", kill_kind="timeout", detail=watch.describe())
         return verdict
 
@@ -235,6 +235,7 @@ class RunnerPlugin:
         try:
             if job.serve_subprocesses:
                 served.offer(job.file, mutated)
+            killed = False
             for position, item in enumerate(everything):
                 tell({"start": item.nodeid})
                 following = everything[position + 1] if position + 1 < len(everything) else None
@@ -245,15 +246,13 @@ class RunnerPlugin:
                 if self.failed_in_child or any(report.failed for report in reports):
                     kind = "assertion" if self.failed_by_check else "error"
                     at = self.failed_at if self.failed_by_check else 0
-                    tell(
-                        {
-                            "killed_by": item.nodeid,
-                            "kill_kind": kind,
-                            "tests": tests_seconds,
-                            "at": at,
-                        }
-                    )
-                    os._exit(0)
+                    key = "also_killed_by" if killed else "killed_by"
+                    tell({key: item.nodeid, "kill_kind": kind, "tests": tests_seconds, "at": at})
+                    if not job.all_killers:
+                        os._exit(0)
+                    killed = True
+            if killed:
+                os._exit(0)
             unreached = job.serve_subprocesses and not served.applied.exists()
             tell({"survived": len(everything), "tests": tests_seconds, "unreached": unreached})
         except BaseException as exc:
@@ -381,7 +380,29 @@ def _verdict(
     started = [m["start"] for m in messages if "start" in m]
     result: dict[str, Any] = {"id": job_id, "ran": len(started), "duration": round(duration, 4)}
     final = next((m for m in reversed(messages) if "start" not in m), None)
-    if timed_out:
+    kills = [m for m in messages if "killed_by" in m or "also_killed_by" in m]
+    if kills:
+        # With all killers asked for, a later test may hang or crash after the first
+        # kill: the mutant is killed all the same, by the tests that failed.
+        first = kills[0]
+        result.update(
+            status="Killed",
+            killed_by=[first["killed_by"]],
+            kill_kind=first.get("kill_kind", "error"),
+            killed_at=first.get("at", 0),
+            kills=[
+                (
+                    m.get("killed_by") or m["also_killed_by"],
+                    m.get("kill_kind", "error"),
+                    m.get("at", 0),
+                )
+                for m in kills
+            ],
+            detail=first.get("detail", ""),
+        )
+        if timed_out:
+            result["detail"] = f"a later test ran past {timeout:.1f}s"
+    elif timed_out:
         result.update(
             status="Timeout", kill_kind="timeout", detail=f"no verdict within {timeout:.1f}s"
         )
@@ -400,14 +421,6 @@ def _verdict(
         result.update(
             status="RuntimeError", detail=f"child {_describe(wait_status)} before any test"
         )
-    elif "killed_by" in final:
-        result.update(
-            status="Killed",
-            killed_by=[final["killed_by"]],
-            kill_kind=final.get("kill_kind", "error"),
-            killed_at=final.get("at", 0),
-            detail=final.get("detail", ""),
-        )
     elif "compile_error" in final:
         result.update(status="CompileError", detail=final["compile_error"])
     elif "survived" in final:
@@ -421,7 +434,8 @@ def _verdict(
         result.update(status="RuntimeError", detail=final.get("error", "unknown"))
     if final is not None and "tests" in final:
         result["tests_seconds"] = round(final["tests"], 6)
-    if os.WIFSIGNALED(wait_status) and os.WTERMSIG(wait_status) == signal.SIGXCPU:
+    cpu_limit = os.WIFSIGNALED(wait_status) and os.WTERMSIG(wait_status) == signal.SIGXCPU
+    if cpu_limit and not kills:
         result.update(status="Timeout", kill_kind="timeout", detail="CPU time limit reached")
     return result
 

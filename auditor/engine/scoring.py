@@ -14,6 +14,7 @@ from typing import Any
 from auditor.report import (
     FileMutation,
     FunctionMutation,
+    Kill,
     Mutant,
     MutationScores,
     StatusCounts,
@@ -38,7 +39,7 @@ def scores(mutants: Iterable[Mutant]) -> MutationScores:
     for mutant in mutants:
         name = _FIELD[mutant.status]
         setattr(counts, name, getattr(counts, name) + 1)
-        by_assertion += mutant.status == "Killed" and mutant.kill_kind == "assertion"
+        by_assertion += mutant.status == "Killed" and caught_by_a_check(mutant)
     detected = counts.killed + counts.timeout
     valid = detected + counts.survived + counts.no_coverage
     covered = detected + counts.survived
@@ -50,6 +51,21 @@ def scores(mutants: Iterable[Mutant]) -> MutationScores:
         assertion_share=round(100.0 * by_assertion / detected, 2) if detected else None,
         assertion_score=round(100.0 * by_assertion / valid, 2) if valid else None,
     )
+
+
+def caught_by_a_check(mutant: Mutant) -> bool:
+    """Whether a failing check of some test killed it (any test, when all killers ran)."""
+    return mutant.kill_kind == "assertion" or any(k.kind == "assertion" for k in mutant.kills)
+
+
+def killers(mutant: Mutant) -> list[Kill]:
+    """The tests that failed on a detected mutant, with how."""
+    if mutant.status not in ("Killed", "Timeout"):
+        return []
+    if mutant.kills:
+        return mutant.kills
+    kind = mutant.kill_kind or "error"
+    return [Kill(test=test, kind=kind, line=mutant.killed_at) for test in mutant.killed_by[:1]]
 
 
 def is_detected(mutant: Mutant) -> bool:
@@ -127,20 +143,31 @@ def is_pseudo_tested(group: list[Mutant]) -> bool:
     return bool(ran) and len(ran) == len(extreme) and all(m.status == "Survived" for m in ran)
 
 
-def states_of_tests(mutants: list[Mutant], passing: list[str]) -> list[TestMutation]:
+def states_of_tests(
+    mutants: list[Mutant], passing: list[str], all_killers: bool = False
+) -> list[TestMutation]:
+    """Each passing test's kills; with all killers known, also its unique kills (mutants
+    only it kills) and the test whose kills contain its own (`subsumed_by`)."""
     killed: dict[str, int] = defaultdict(int)
     crash_kills: dict[str, int] = defaultdict(int)
     covered: dict[str, int] = defaultdict(int)
+    kill_sets: dict[str, set[str]] = defaultdict(set)
+    unique: dict[str, int] = defaultdict(int)
     for mutant in mutants:
         if mutant.status in ("Ignored", "CompileError", "NoCoverage"):
             continue
         for nodeid in mutant.covered_by:
             covered[nodeid] += 1
-        for nodeid in mutant.killed_by:
-            if mutant.kill_kind == "assertion":
-                killed[nodeid] += 1
+        found = killers(mutant)
+        for kill in found:
+            if kill.kind == "assertion":
+                killed[kill.test] += 1
             else:
-                crash_kills[nodeid] += 1
+                crash_kills[kill.test] += 1
+            kill_sets[kill.test].add(mutant.id)
+        if all_killers and len({kill.test for kill in found}) == 1:
+            unique[found[0].test] += 1
+    subsumed = _subsumed(kill_sets) if all_killers else {}
     states = []
     for nodeid in sorted(passing):
         if killed[nodeid]:
@@ -156,13 +183,48 @@ def states_of_tests(mutants: list[Mutant], passing: list[str]) -> list[TestMutat
                 killed=killed[nodeid],
                 crash_kills=crash_kills[nodeid],
                 covered=covered[nodeid],
+                unique_kills=unique[nodeid] if all_killers else None,
+                subsumed_by=subsumed.get(nodeid, ""),
             )
         )
     return states
 
 
+def _subsumed(kill_sets: dict[str, set[str]]) -> dict[str, str]:
+    """Test -> a test that kills every mutant it kills and more (or the same, and comes
+    first by name): it adds no kill of its own."""
+    found = {}
+    for test, kills in kill_sets.items():
+        for other, other_kills in sorted(kill_sets.items()):
+            if other == test or not kills <= other_kills:
+                continue
+            if len(other_kills) > len(kills) or other < test:
+                found[test] = other
+                break
+    return found
+
+
+def carrying_tests(mutants: list[Mutant]) -> list[str]:
+    """A small set of tests that together kill every mutant the suite kills (greedy set
+    cover: the test with the most kills not yet covered, by name on ties)."""
+    kill_sets: dict[str, set[str]] = defaultdict(set)
+    for mutant in mutants:
+        for kill in killers(mutant):
+            kill_sets[kill.test].add(mutant.id)
+    left = set().union(*kill_sets.values()) if kill_sets else set()
+    chosen = []
+    while left:
+        best = min(kill_sets, key=lambda test: (-len(kill_sets[test] & left), test))
+        chosen.append(best)
+        left -= kill_sets[best]
+    return sorted(chosen)
+
+
 def derived_fields(
-    mutants: list[Mutant], passing: list[str], targeted_files: Sequence[str] = ()
+    mutants: list[Mutant],
+    passing: list[str],
+    targeted_files: Sequence[str] = (),
+    all_killers: bool = False,
 ) -> dict[str, Any]:
     """Every field of a MutationSection that follows from its mutants (and the files the
     tests import), so a run and a merge of shards compute them the same way."""
@@ -181,7 +243,9 @@ def derived_fields(
         "mutants": mutants,
         "files": file_scores(mutants),
         "functions": functions,
-        "tests": states_of_tests(mutants, passing),
+        "tests": states_of_tests(mutants, passing, all_killers),
+        "all_killers": all_killers,
+        "carrying": carrying_tests(mutants) if all_killers else [],
         "pseudo_tested": [f"{f.file}::{f.function}" for f in functions if f.pseudo_tested],
         "oracle_gap": project_oracle_gap(mutants),
         "paths": paths,

@@ -35,6 +35,7 @@ from auditor.memory import release_freed_memory
 from auditor.report import (
     BaselineSection,
     Estimate,
+    Kill,
     Mutant,
     MutationScores,
     MutationSection,
@@ -63,7 +64,8 @@ def _shared_digest(project: Project, config: AuditConfig) -> str:
     digest = hashlib.sha256()
     for conftest in project.conftest_files:
         digest.update(conftest.read_bytes())
-    digest.update(repr((config.mutant_timeout_factor, config.mutant_timeout_constant)).encode())
+    settings = (config.mutant_timeout_factor, config.mutant_timeout_constant, config.all_killers)
+    digest.update(repr(settings).encode())
     return digest.hexdigest()
 
 
@@ -138,7 +140,7 @@ def _patch(mutant: PlannedMutant, project: Project) -> dict[str, Any]:
     }
 
 
-def _job(mutant: PlannedMutant, module_name: str, project: Project) -> Job:
+def _job(mutant: PlannedMutant, module_name: str, project: Project, all_killers: bool) -> Job:
     return Job(
         id=mutant.id,
         path=mutant.path,
@@ -154,6 +156,7 @@ def _job(mutant: PlannedMutant, module_name: str, project: Project) -> Job:
         **(_patch(mutant, project) if mutant.path != "swap" or mutant.subprocess_reach else {}),
         subprocess_tests=mutant.subprocess_tests,
         serve_subprocesses=bool(mutant.subprocess_reach),
+        all_killers=all_killers,
     )
 
 
@@ -208,9 +211,22 @@ def _run_on_copies(
             raise
 
 
+def _kills(result: JobResult | None, status: str) -> tuple[list[Kill], str]:
+    """The tests that failed on the mutant (one, from a copy run or an older cache
+    entry, when the result lists none), and how the first did."""
+    if result is None:
+        return [], ""
+    kind = "timeout" if status == "Timeout" else result.kill_kind
+    kills = [Kill(test=test, kind=how, line=line) for test, how, line in result.kills]
+    if not kills and result.killed_by and kind:
+        kills = [Kill(test=result.killed_by[0], kind=kind, line=result.killed_at)]
+    return kills, kind
+
+
 def _to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) -> Mutant:
     site = mutant.site
     status = mutant.status or (result.status if result else "RuntimeError")
+    kills, kind = _kills(result, status)
     return Mutant(
         id=mutant.id,
         file=mutant.file,
@@ -228,8 +244,9 @@ def _to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) ->
         status_reason=mutant.status_reason or (result.detail if result else ""),
         path=("copy" if result and result.on_copy else mutant.path) if mutant.runnable else "none",
         covered_by=sorted({*mutant.tests, *mutant.subprocess_reach}) if mutant.runnable else [],
-        killed_by=result.killed_by if result else [],
-        kill_kind="timeout" if status == "Timeout" else (result.kill_kind if result else ""),
+        killed_by=[kill.test for kill in kills] or (result.killed_by if result else []),
+        kills=kills,
+        kill_kind=kind,
         killed_at=result.killed_at if result else 0,
         duration=result.duration if result else 0.0,
         cached=cached,
@@ -439,7 +456,10 @@ def _mutate(
     interrupted = False
     try:
         pool.run(
-            (_job(m, module_names[m.abs_path], project) for m in within_budget(order)),
+            (
+                _job(m, module_names[m.abs_path], project, config.all_killers)
+                for m in within_budget(order)
+            ),
             on_result,
             stop_at=None if deadline is None else deadline + BUDGET_GRACE_SECONDS,
         )
@@ -479,7 +499,7 @@ def _mutate(
         )
     sampled = config.sample is not None or (stopped_by_budget and config.time_budget is not None)
     return MutationSection(
-        **scoring.derived_fields(mutants, passing, targeted_files(project)),
+        **scoring.derived_fields(mutants, passing, targeted_files(project), config.all_killers),
         checks=assertion_evidence(
             mutants, project.root, [relative(str(f), project.root) for f in project.test_files]
         ),

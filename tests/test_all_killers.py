@@ -1,0 +1,79 @@
+"""`--all-killers`: every covering test of a killed mutant runs, so each test's own
+kills, unique kills and the tests that carry the suite are known."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from auditor.engine.runner import _verdict
+from auditor.report import Report
+from tests.conftest import FIXTURES, run_audit
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Report]:
+    root = tmp_path_factory.mktemp("killers") / "shop"
+    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    reports = {}
+    for name, flags in (("first", []), ("all", ["--all-killers"])):
+        result = run_audit(
+            "tests_strong", "--no-probes", "--json", f"{name}.json", *flags, cwd=root
+        )
+        assert result.returncode == 0, result.stderr
+        reports[name] = Report.read(root / f"{name}.json")
+    return reports
+
+
+def test_asking_for_all_killers_changes_no_verdict(runs):
+    first = {m.id: m.status for m in runs["first"].mutation.mutants}
+    assert {m.id: m.status for m in runs["all"].mutation.mutants} == first
+
+
+def test_every_test_that_fails_on_a_mutant_is_named(runs):
+    several = [m for m in runs["all"].mutation.mutants if len(m.killed_by) > 1]
+    assert several
+    for mutant in several:
+        assert [kill.test for kill in mutant.kills] == mutant.killed_by
+    assert all(len(m.killed_by) <= 1 for m in runs["first"].mutation.mutants)
+
+
+def test_unique_kills_are_the_mutants_only_that_test_kills(runs):
+    mutation = runs["all"].mutation
+    for test in mutation.tests:
+        alone = [m for m in mutation.mutants if m.killed_by == [test.nodeid]]
+        assert test.unique_kills == len(alone)
+
+
+def test_the_carrying_tests_kill_every_mutant_the_suite_kills(runs):
+    mutation = runs["all"].mutation
+    carrying = set(mutation.carrying)
+    killed = [m for m in mutation.mutants if m.status == "Killed"]
+    assert all(carrying & set(m.killed_by) for m in killed)
+    assert len(carrying) < len(mutation.tests)
+
+
+def test_a_subsumed_test_kills_nothing_its_subsumer_does_not(runs):
+    mutation = runs["all"].mutation
+    kills: dict[str, set[str]] = {}
+    for mutant in mutation.mutants:
+        for test in mutant.killed_by:
+            kills.setdefault(test, set()).add(mutant.id)
+    subsumed = [t for t in mutation.tests if t.subsumed_by]
+    assert subsumed
+    for test in subsumed:
+        assert kills[test.nodeid] <= kills[test.subsumed_by]
+
+
+def test_a_later_test_that_hangs_after_a_kill_leaves_the_mutant_killed():
+    messages = [
+        {"start": "t.py::test_a"},
+        {"killed_by": "t.py::test_a", "kill_kind": "assertion", "tests": 0.1, "at": 3},
+        {"start": "t.py::test_b"},
+    ]
+    output = "".join(json.dumps(m) + "\n" for m in messages).encode()
+    verdict = _verdict("m", output, timed_out=True, wait_status=9, duration=5.0, timeout=5.0)
+    assert verdict["status"] == "Killed"
+    assert verdict["kills"] == [("t.py::test_a", "assertion", 3)]
