@@ -27,6 +27,15 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+class GeneratorGate(_Strict):
+    """Thresholds on one generator's tests (its scorecard)."""
+
+    min_assertion_kill_share: float | None = Field(default=None, ge=0, le=100)
+    max_smells_per_test: float | None = Field(default=None, ge=0)
+    min_score_alone: float | None = Field(default=None, ge=0, le=100)
+    """Needs `--all-killers`."""
+
+
 class GateConfig(_Strict):
     """Thresholds; an unset threshold is not checked."""
 
@@ -47,6 +56,8 @@ class GateConfig(_Strict):
     exception, a crash or a timeout: how much of the score is evidence of an oracle."""
     max_surviving: int | None = Field(default=None, ge=0)
     max_pseudo_tested: int | None = Field(default=None, ge=0)
+    generators: dict[str, GeneratorGate] = Field(default_factory=dict)
+    """Thresholds per generator (`[tool.audit.gate.generators.fast]`)."""
     max_unhandled_crashes: int | None = Field(default=None, ge=0)
     """Unhandled crashes the probes may find (inputs on which code raises by accident)."""
     exclude_likely_equivalent: bool = False
@@ -125,6 +136,9 @@ class AuditConfig(_Strict):
     """Reruns of the suite in other orders (the first reversed, then seeded shuffles); a
     test that passed and then did not is flaky or order-dependent and never counts as
     killing a mutant."""
+    generators: dict[str, list[str]] = Field(default_factory=dict)
+    """Generator name -> globs of the test files it wrote (`fast = ["tests/gen/**"]`);
+    before a file's `# generated-by:` header and its git trailers."""
     assertion_helpers: list[str] = Field(default_factory=list)
     disable_smells: list[str] = Field(default_factory=list)
     mutation: bool = True

@@ -14,6 +14,7 @@ from auditor.report import (
     MutationScores,
     MutationSection,
     ProbesSection,
+    ProvenanceSection,
     Rating,
     Report,
     Smell,
@@ -258,6 +259,43 @@ def rate(
     )
 
 
+def _generator_conditions(
+    config: GateConfig, provenance: ProvenanceSection | None
+) -> list[GateCondition]:
+    """The thresholds set per generator, on its scorecard; a generator no test file is
+    attributed to has nothing to check."""
+    cards = {card.generator: card for card in provenance.generators} if provenance else {}
+    conditions = []
+    for name, limits in sorted(config.generators.items()):
+        card = cards.get(name)
+        if card is None:
+            continue
+        checks = [
+            ("min_assertion_kill_share", limits.min_assertion_kill_share, card.assertion_share),
+            ("max_smells_per_test", limits.max_smells_per_test, card.smells_per_test),
+            ("min_score_alone", limits.min_score_alone, card.score_alone),
+        ]
+        for key, limit, actual in checks:
+            if limit is None:
+                continue
+            label = f"generators.{name}.{key}"
+            if actual is None:
+                conditions.append(
+                    GateCondition(
+                        name=label,
+                        threshold=limit,
+                        actual=0,
+                        passed=False,
+                        message=f"{label}: not measured (score_alone needs --all-killers)",
+                    )
+                )
+            elif key.startswith("max"):
+                conditions.append(_at_most(label, limit, actual))
+            else:
+                conditions.append(_at_least(label, limit, actual))
+    return conditions
+
+
 def evaluate(
     config: GateConfig,
     baseline: BaselineSection,
@@ -266,6 +304,7 @@ def evaluate(
     mutation: MutationSection | None = None,
     previous: Report | None = None,
     probes: ProbesSection | None = None,
+    provenance: ProvenanceSection | None = None,
 ) -> GateSection:
     conditions = []
     if config.min_line_coverage is not None:
@@ -297,6 +336,7 @@ def evaluate(
         conditions.append(_probe_condition(config.max_unhandled_crashes, probes))
     if previous is not None:
         conditions += ratchet(config, previous, coverage, smells, mutation)
+    conditions += _generator_conditions(config, provenance)
     verdict = "pass" if all(condition.passed for condition in conditions) else "fail"
     rating = rate(
         config, mutation, smells, sum(test.outcome == "passed" for test in baseline.tests)

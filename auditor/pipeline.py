@@ -30,6 +30,7 @@ from auditor.isolation import choose
 from auditor.memory import release_freed_memory
 from auditor.probes.stage import run_probes
 from auditor.progress import SilentProgress, StageProgress
+from auditor.provenance import provenance
 from auditor.report import LeftOut, ProjectInfo, Report, SandboxInfo, ToolInfo, read_report
 from auditor.smells.analyzer import analyze
 from auditor.smells.evidence import with_mutation_evidence
@@ -199,7 +200,11 @@ def run_audit(
             # A flag arrives absolute; a config value is relative to the project root.
             path = project.root / config.gate.baseline_report
             previous = read_report(path, "baseline report")
-        gate = evaluate(config.gate, baseline, coverage, smells, mutation, previous, probes)
+        tests = [relative(str(file), project.root) for file in project.test_files]
+        origins = provenance(project.root, tests, config.generators, baseline, smells, mutation)
+        gate = evaluate(
+            config.gate, baseline, coverage, smells, mutation, previous, probes, origins
+        )
         done(gate.verdict.upper())
 
     cut = []
@@ -222,6 +227,7 @@ def run_audit(
         sources=_sources(project),
         mutation=mutation,
         probes=probes,
+        provenance=origins,
         gate=gate,
         cut_by_budget=cut,
     )

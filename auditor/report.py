@@ -641,6 +641,38 @@ class SandboxInfo(_Model):
     reason: str
 
 
+class TestOrigin(_Model):
+    """Which generator wrote a test file, and what said so."""
+
+    __test__ = False
+    file: str
+    generator: str
+    source: Literal["config glob", "header comment", "git trailer", "git co-author", ""]
+
+
+class GeneratorCard(_Model):
+    """A generator's tests, side by side with the others' (`auditor.provenance`)."""
+
+    generator: str
+    tests: int
+    kills_by_check: int
+    other_kills: int
+    """Kills that needed no check: the code raised, crashed or hung."""
+    assertion_share: float | None
+    unique_kills: int | None
+    """Mutants only its tests kill; None unless the run had `--all-killers`."""
+    score_alone: float | None
+    """Of the mutants its tests cover, the share its tests kill (`--all-killers` only)."""
+    smells: int
+    smells_per_test: float
+    blocked_or_flaky: int
+
+
+class ProvenanceSection(_Model):
+    files: list[TestOrigin]
+    generators: list[GeneratorCard]
+
+
 class Report(_Model):
     schema_version: int = SCHEMA_VERSION
     status: Literal["complete", "incomplete"]
@@ -657,6 +689,8 @@ class Report(_Model):
     mutation: MutationSection | None = None
     probes: ProbesSection | None = None
     escalation: EscalationSection | None = None
+    provenance: ProvenanceSection | None = None
+    """Which generator wrote each test file, and a scorecard per generator."""
     gate: GateSection
     cut_by_budget: list[str] = Field(default_factory=list)
     """The stages the time budget stopped before they finished, in run order."""

@@ -10,7 +10,9 @@ from reports.summary import (
     code_under_test,
     compare,
     failed_conditions,
+    generator_cards,
     hardening_summary,
+    percent_or_dash,
     probe_summary,
     scope_notes,
     survivors,
@@ -62,6 +64,24 @@ def render(report: Report, previous: Report | None = None) -> str:
             lines.append(f"| `{mutant.file}:{mutant.line}` | `{_cell(mutant.description)}` |")
         if len(found) > _SHOWN_SURVIVORS:
             lines.append(f"| ... | {len(found) - _SHOWN_SURVIVORS} more in the full report |")
+        lines.append("")
+    cards = generator_cards(report)
+    if cards:
+        lines += [
+            "### Generators",
+            "",
+            "| generator | tests | kills by check | other kills | by check | unique kills "
+            "| score alone | smells/test | blocked/flaky |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for card in cards:
+            unique = "-" if card.unique_kills is None else str(card.unique_kills)
+            lines.append(
+                f"| {_cell(card.generator)} | {card.tests} | {card.kills_by_check} | "
+                f"{card.other_kills} | {percent_or_dash(card.assertion_share)} | {unique} | "
+                f"{percent_or_dash(card.score_alone)} | {card.smells_per_test:g} | "
+                f"{card.blocked_or_flaky} |"
+            )
         lines.append("")
     carrying = carrying_note(report)
     if carrying is not None:

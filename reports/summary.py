@@ -8,7 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from auditor.report import CheckEvidence, Mutant, MutationScores, MutationSection, Report
+from auditor.report import (
+    CheckEvidence,
+    GeneratorCard,
+    Mutant,
+    MutationScores,
+    MutationSection,
+    Report,
+)
 
 
 @dataclass(frozen=True)
@@ -237,6 +244,18 @@ def compare(report: Report, previous: Report | None) -> list[Change]:
 def by_place(mutants: list[Mutant]) -> list[Mutant]:
     """By file, line and column: the order a reader works through them."""
     return sorted(mutants, key=lambda mutant: (mutant.file, mutant.line, mutant.col, mutant.id))
+
+
+def generator_cards(report: Report) -> list[GeneratorCard]:
+    """The scorecards, when some test file is attributed to a generator."""
+    provenance = report.provenance
+    if provenance is None or all(c.generator == "unattributed" for c in provenance.generators):
+        return []
+    return provenance.generators
+
+
+def percent_or_dash(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}%"
 
 
 def carrying_note(report: Report) -> str | None:

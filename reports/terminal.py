@@ -16,8 +16,10 @@ from reports.summary import (
     carrying_note,
     code_under_test,
     failed_conditions,
+    generator_cards,
     hardening_summary,
     headline_scores,
+    percent_or_dash,
     probe_summary,
     scope_notes,
     weak_checks,
@@ -179,6 +181,26 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
     if mutation is not None:
         _render_mutation(mutation, console, scope_notes(report))
 
+    cards = generator_cards(report)
+    if cards:
+        table = Table(title="generators", title_justify="left")
+        for column in ("generator", "tests", "kills by check", "other kills", "by check"):
+            table.add_column(column, justify="left" if column == "generator" else "right")
+        for column in ("unique kills", "score alone", "smells/test", "blocked/flaky"):
+            table.add_column(column, justify="right")
+        for card in cards:
+            table.add_row(
+                card.generator,
+                str(card.tests),
+                str(card.kills_by_check),
+                str(card.other_kills),
+                percent_or_dash(card.assertion_share),
+                "-" if card.unique_kills is None else str(card.unique_kills),
+                percent_or_dash(card.score_alone),
+                f"{card.smells_per_test:g}",
+                str(card.blocked_or_flaky),
+            )
+        console.print(table)
     carrying = carrying_note(report)
     if carrying is not None and report.mutation is not None:
         console.print(carrying + ":", highlight=False, markup=False)
@@ -257,7 +279,7 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
     elif not reasons and gate.rating is not None:
         console.print(
             f"[bold]rating: {verdict}[/bold] ({escape(gate.rating.reason)}); no thresholds "
-            "configured: set a gate for PASS/FAIL (README: Configuration)",
+            "configured: set a gate for PASS/FAIL (docs/evidence.md)",
             soft_wrap=True,
         )
     else:
