@@ -418,6 +418,50 @@ def report(report_path: str) -> None:
 
 
 @cli.command()
+@click.argument("suites", nargs=-1, required=True, type=click.Path())
+@click.option("--json", "json_path", type=click.Path(), help="Write the comparison as JSON.")
+@click.option("--html", "html_path", type=click.Path(), help="Write the comparison as HTML.")
+@click.option("--all-killers", is_flag=True, help="Run every covering test of a killed mutant.")
+def compare(
+    suites: tuple[str, ...], json_path: str | None, html_path: str | None, all_killers: bool
+) -> None:
+    """Audit several test folders for the same code and set them side by side.
+
+    \b
+    audit compare tests_fast tests_deep --html compare.html
+    """
+    from auditor.compare import compare_suites
+    from auditor.pipeline import resolve_config
+    from auditor.progress import PlainProgress
+    from reports.compare import render_html, render_terminal
+    from reports.outputs import check_writable
+
+    if len(suites) < 2:
+        raise ConfigError("compare needs at least two test folders")
+    cwd = Path.cwd()
+    overrides: dict[str, Any] = {"all_killers": True} if all_killers else {}
+    config, _ = resolve_config([suites[0]], overrides, cwd, None)
+    for path in (json_path, html_path):
+        if path is not None:
+            check_writable((cwd / path).resolve())
+    comparison, _ = compare_suites(list(suites), config, cwd, PlainProgress(sys.stderr))
+    render_terminal(comparison, Console())
+    if json_path:
+        _write_text(cwd / json_path, comparison.model_dump_json(indent=2) + "\n")
+    if html_path:
+        _write_text(cwd / html_path, render_html(comparison))
+
+
+def _write_text(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise AuditError("report", f"cannot write {path}: {exc.strerror or exc}") from None
+    print(f"wrote {path}")
+
+
+@cli.command()
 @click.argument("shards", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output", required=True, type=click.Path(), help="The merged JSON report.")
 @_output_options
