@@ -26,6 +26,7 @@ from reports.summary import (
     hardening_summary,
     probe_summary,
     scope_notes,
+    survivor_groups,
 )
 
 _STATUS_ORDER = ["Killed", "Timeout", "Survived", "NoCoverage", "RuntimeError", "CompileError"]
@@ -232,6 +233,7 @@ def render(report: Report, previous: Report | None = None) -> str:
         "code_under_test": code_under_test(report),
         "carrying_note": carrying_note(report),
         "generator_cards": generator_cards(report),
+        "survivor_groups": survivor_groups(report),
         "checks": report.mutation.checks if report.mutation else [],
         "changes": changes,
         "bars": _bars(report),

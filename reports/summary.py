@@ -271,6 +271,25 @@ def carrying_note(report: Report) -> str | None:
     )
 
 
+@dataclass(frozen=True)
+class SurvivorGroup:
+    """The survivors of one function: what a new test aimed at it could kill."""
+
+    file: str
+    function: str
+    survivors: list[Mutant]
+
+
+def survivor_groups(report: Report) -> list[SurvivorGroup]:
+    """Survivors grouped by function (module-level code as `<module>`), the function
+    with the most first: where one new test pays most."""
+    groups: dict[tuple[str, str], list[Mutant]] = {}
+    for mutant in survivors(report):
+        groups.setdefault((mutant.file, mutant.function or "<module>"), []).append(mutant)
+    ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    return [SurvivorGroup(file, function, found) for (file, function), found in ranked]
+
+
 def weak_checks(report: Report) -> list[CheckEvidence]:
     """Checks that caught no mutant and held for survivors, most survivors first."""
     if report.mutation is None:

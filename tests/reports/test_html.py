@@ -1,6 +1,7 @@
 """The HTML report as text: self-contained, escaped, deterministic."""
 
 import re
+from html import escape
 
 from tests.conftest import run_audit
 
@@ -86,3 +87,18 @@ def test_probe_findings_are_listed_in_their_own_section(rendered, report):
     for finding in report.probes.findings:
         assert finding.message.replace("'", "&#39;").split(";")[0] in section
     assert 'data-key="probes"' in html
+
+
+def test_survivors_are_grouped_by_function_the_largest_group_first(rendered, report):
+    from reports.summary import survivor_groups
+
+    groups = survivor_groups(report)
+    assert groups
+    assert [len(g.survivors) for g in groups] == sorted(
+        (len(g.survivors) for g in groups), reverse=True
+    )
+    html = rendered["html"].read_text()
+    section = html[html.index('<section id="survivors-by-function">') :]
+    section = section[: section.index("</section>")]
+    names = [escape(f"{group.file}::{group.function}") for group in groups]
+    assert section.index(names[0]) <= section.index(names[-1])
