@@ -412,6 +412,12 @@ class MutationSection(_Model):
     all_killers: bool = False
     """Every covering test of a killed mutant ran (`--all-killers`): `killed_by` lists
     them all, and unique kills and `carrying` are known."""
+    dominators: int | None = None
+    """With `all_killers`: the minimal (dominator) mutants, one per set of killing tests
+    that no other killed mutant's set is strictly inside."""
+    dominator_score: float | None = None
+    """dominators / (dominators + survived), in percent: the score redundant easy
+    mutants cannot inflate."""
     carrying: list[str] = Field(default_factory=list)
     """With `all_killers`: a small set of tests that together kill every mutant the suite
     kills (greedy set cover): the tests that carry the suite."""

@@ -265,10 +265,16 @@ def carrying_note(report: Report) -> str | None:
         return None
     tests = len(mutation.tests)
     subsumed = sum(bool(test.subsumed_by) for test in mutation.tests)
-    return (
+    note = (
         f"these {len(mutation.carrying)} of {tests} tests kill every mutant the suite kills; "
         f"{subsumed} tests add no kill of their own (another kills all theirs)"
     )
+    if mutation.dominator_score is not None:
+        note += (
+            f"; dominator score {mutation.dominator_score:.1f}% "
+            f"({mutation.dominators} minimal mutants killed)"
+        )
+    return note
 
 
 @dataclass(frozen=True)

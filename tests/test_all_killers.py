@@ -77,3 +77,13 @@ def test_a_later_test_that_hangs_after_a_kill_leaves_the_mutant_killed():
     verdict = _verdict("m", output, timed_out=True, wait_status=9, duration=5.0, timeout=5.0)
     assert verdict["status"] == "Killed"
     assert verdict["kills"] == [("t.py::test_a", "assertion", 3)]
+
+
+def test_the_dominator_score_counts_one_mutant_per_minimal_set_of_killers(runs):
+    mutation = runs["all"].mutation
+    sets = {frozenset(m.killed_by) for m in mutation.mutants if m.status == "Killed"}
+    minimal = [s for s in sets if not any(other < s for other in sets)]
+    assert mutation.dominators == len(minimal)
+    survived = mutation.scores.counts.survived
+    assert mutation.dominator_score == round(100 * len(minimal) / (len(minimal) + survived), 2)
+    assert runs["first"].mutation.dominators is None

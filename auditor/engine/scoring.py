@@ -204,6 +204,23 @@ def _subsumed(kill_sets: dict[str, set[str]]) -> dict[str, str]:
     return found
 
 
+def dominators(mutants: list[Mutant]) -> tuple[int, float | None]:
+    """The dominator (minimal) mutants, every killer known: killed mutants whose set of
+    killing tests has no other killed mutant's set strictly inside it (that one would be
+    harder: every test killing it kills this one too), one per set of killers; and the
+    score over them and the survivors, which many easy, redundant mutants cannot
+    inflate."""
+    kill_sets = {
+        frozenset(kill.test for kill in killers(mutant))
+        for mutant in mutants
+        if mutant.status == "Killed"
+    }
+    minimal = [k for k in kill_sets if not any(other < k for other in kill_sets)]
+    survived = sum(mutant.status == "Survived" for mutant in mutants)
+    total = len(minimal) + survived
+    return len(minimal), round(100.0 * len(minimal) / total, 2) if total else None
+
+
 def carrying_tests(mutants: list[Mutant]) -> list[str]:
     """A small set of tests that together kill every mutant the suite kills (greedy set
     cover: the test with the most kills not yet covered, by name on ties)."""
@@ -218,6 +235,13 @@ def carrying_tests(mutants: list[Mutant]) -> list[str]:
         chosen.append(best)
         left -= kill_sets[best]
     return sorted(chosen)
+
+
+def _dominator_fields(mutants: list[Mutant], all_killers: bool) -> dict[str, Any]:
+    if not all_killers:
+        return {"dominators": None, "dominator_score": None}
+    count, score = dominators(mutants)
+    return {"dominators": count, "dominator_score": score}
 
 
 def derived_fields(
@@ -246,6 +270,7 @@ def derived_fields(
         "tests": states_of_tests(mutants, passing, all_killers),
         "all_killers": all_killers,
         "carrying": carrying_tests(mutants) if all_killers else [],
+        **_dominator_fields(mutants, all_killers),
         "pseudo_tested": [f"{f.file}::{f.function}" for f in functions if f.pseudo_tested],
         "oracle_gap": project_oracle_gap(mutants),
         "paths": paths,
