@@ -79,9 +79,11 @@ def test_a_test_whose_kills_needed_no_check_gets_the_evidence_smell(shallow):
     by_test = {t.nodeid: t for t in report.mutation.tests}
     flagged = [s for s in report.smells.findings if s.code == "AT022"]
     assert flagged
+    survivors = [m for m in report.mutation.mutants if m.status == "Survived"]
     for smell in flagged:
         (test,) = [t for n, t in by_test.items() if n.endswith(smell.test.replace(".", "::"))]
         assert test.killed == 0 and test.crash_kills > 0
+        assert any(test.nodeid in m.covered_by for m in survivors)
         assert f"its {test.crash_kills} kill" in smell.message
 
 

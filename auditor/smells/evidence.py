@@ -1,5 +1,5 @@
 """Smells the mutation run proves: a test that caught injected bugs only because the code
-raised, crashed or hung, never because one of its checks failed.
+raised, crashed or hung, and ran on surviving mutants without a check failing.
 
 Static rules see what a test's checks look like; this one sees what they did. A test with
 asserts that are too weak to fail (`assert result is not None`) and an assertion-free
@@ -28,8 +28,15 @@ def with_mutation_evidence(
     found = list(smells.findings)
     # an assertion-free or empty test is already flagged for what this would say
     flagged = {(s.file, s.test) for s in found if s.code in _CHECKS_NOTHING}
+    passed_on: dict[str, int] = {}
+    for mutant in mutation.mutants:
+        if mutant.status == "Survived":
+            for nodeid in mutant.covered_by:
+                passed_on[nodeid] = passed_on.get(nodeid, 0) + 1
     for test in mutation.tests:
-        if test.killed or not test.crash_kills:
+        # A test whose mutants all made the code raise had no chance to check a value;
+        # one that also ran on survivors and never failed a check had that chance.
+        if test.killed or not test.crash_kills or not passed_on.get(test.nodeid):
             continue
         file, _, rest = test.nodeid.partition("::")
         qualname = ".".join(part.split("[", 1)[0] for part in rest.split("::"))
@@ -46,8 +53,10 @@ def with_mutation_evidence(
                 line=lines[file].get(qualname, 1),
                 test=qualname,
                 message=f"its {test.crash_kills} kill{'s' if test.crash_kills != 1 else ''} "
-                "all came from the code raising, crashing or hanging; none of its checks "
-                "failed on an injected bug",
+                "all came from the code raising, crashing or hanging, and it passed on "
+                f"{passed_on[test.nodeid]} surviving mutant"
+                f"{'s' if passed_on[test.nodeid] != 1 else ''}: none of its checks ever "
+                "failed",
                 hint=_RULE.hint,
             )
         )
