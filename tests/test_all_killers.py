@@ -87,3 +87,7 @@ def test_the_dominator_score_counts_one_mutant_per_minimal_set_of_killers(runs):
     survived = mutation.scores.counts.survived
     assert mutation.dominator_score == round(100 * len(minimal) / (len(minimal) + survived), 2)
     assert runs["first"].mutation.dominators is None
+
+
+def test_a_strong_suite_gets_no_evidence_smell(runs):
+    assert not [s for s in runs["all"].smells.findings if s.code == "AT022"]

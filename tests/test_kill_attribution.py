@@ -74,8 +74,21 @@ def test_a_shallow_suite_s_kills_are_mostly_by_exception_and_the_report_says_so(
     assert re.search(row, stdout)
 
 
-def test_a_test_whose_kills_needed_no_check_gets_the_evidence_smell(shallow):
+@pytest.fixture(scope="module")
+def shallow_all_killers(tmp_path_factory) -> Report:
+    root = tmp_path_factory.mktemp("attribution_all") / "shop"
+    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    run_audit("tests_shallow", "--no-probes", "--all-killers", "--json", "r.json", cwd=root)
+    return Report.read(root / "r.json")
+
+
+def test_the_evidence_smell_needs_every_killer_known(shallow):
     report, _ = shallow
+    assert not [s for s in report.smells.findings if s.code == "AT022"]
+
+
+def test_a_test_whose_kills_needed_no_check_gets_the_evidence_smell(shallow_all_killers):
+    report = shallow_all_killers
     by_test = {t.nodeid: t for t in report.mutation.tests}
     flagged = [s for s in report.smells.findings if s.code == "AT022"]
     assert flagged
@@ -83,7 +96,7 @@ def test_a_test_whose_kills_needed_no_check_gets_the_evidence_smell(shallow):
     for smell in flagged:
         (test,) = [t for n, t in by_test.items() if n.endswith(smell.test.replace(".", "::"))]
         assert test.killed == 0 and test.crash_kills > 0
-        assert any(test.nodeid in m.covered_by for m in survivors)
+        assert any(test.nodeid in m.covered_by and m.function for m in survivors)
         assert f"its {test.crash_kills} kill" in smell.message
 
 

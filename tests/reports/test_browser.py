@@ -132,3 +132,23 @@ def test_five_thousand_mutants_load_paged(open_report, report, tmp_path):
     page.locator("#mutants .pager button", has_text="next").click()
     assert "page 2 of 50" in page.locator("#mutants .pager").inner_text()
     assert page.errors == []
+
+
+def test_without_thresholds_the_banner_shows_the_rating(open_report, report, tmp_path):
+    unjudged = report.model_copy(
+        update={"gate": report.gate.model_copy(update={"conditions": [], "verdict": "pass"})}
+    )
+    path = tmp_path / "rated.html"
+    path.write_text(html_renderer.render(unjudged))
+    page = open_report(path)
+    assert page.locator("#verdict .verdict").inner_text() == report.gate.rating.level.upper()
+    assert "rated by the evidence" in page.locator("#verdict").inner_text()
+    assert page.errors == []
+
+
+def test_the_evidence_sections_are_visible_and_sortable(open_report, rendered, report):
+    page = open_report(rendered["html"])
+    assert page.locator("#survivor-groups tbody tr").first.is_visible()
+    assert page.locator("#checks-table tbody tr").count() == len(report.mutation.checks)
+    page.locator("#checks-table th", has_text="caught").first.click()
+    assert page.errors == []
