@@ -122,20 +122,15 @@ def analyze(
             if any(_suppressed(module, line, finding.code) for line in lines):
                 continue
             rule = RULES[finding.code]
-            smells.append(
-                Smell(
-                    code=rule.code,
-                    name=rule.name,
-                    severity=rule.severity,
-                    file=relative,
-                    line=finding.line,
-                    test=finding.test,
-                    message=finding.message,
-                    hint=rule.hint,
-                )
-            )
-    smells.sort(key=lambda s: (s.file, s.line, s.code, s.test, s.message))
+            smells.append(rule.smell(relative, finding.line, finding.test, finding.message))
+    return smells_section(smells, unparsable)
+
+
+def smells_section(smells: list[Smell], unparsable: list[CollectionError]) -> SmellsSection:
+    """The findings in report order (each once), counted by severity."""
+    unique = {(s.file, s.line, s.code, s.test, s.message): s for s in smells}
+    ordered = [unique[key] for key in sorted(unique)]
     counts = {severity: 0 for severity in ("high", "medium", "low")}
-    for smell in smells:
+    for smell in ordered:
         counts[smell.severity] += 1
-    return SmellsSection(findings=smells, counts=counts, unparsable=unparsable)
+    return SmellsSection(findings=ordered, counts=counts, unparsable=unparsable)

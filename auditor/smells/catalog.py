@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from auditor.report import Severity
+from auditor.report import Severity, Smell
 
 
 @dataclass(frozen=True)
@@ -13,6 +13,18 @@ class Rule:
     name: str
     severity: Severity
     hint: str
+
+    def smell(self, file: str, line: int, test: str, message: str) -> Smell:
+        return Smell(
+            code=self.code,
+            name=self.name,
+            severity=self.severity,
+            file=file,
+            line=line,
+            test=test,
+            message=message,
+            hint=self.hint,
+        )
 
 
 RULES: dict[str, Rule] = {

@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from auditor.report import MutationSection, Smell, SmellsSection
+from auditor.report import MutationSection, SmellsSection
+from auditor.smells.analyzer import smells_section
 from auditor.smells.catalog import RULES
 
 _RULE = RULES["AT022"]
@@ -49,28 +50,19 @@ def with_mutation_evidence(
             continue
         if file not in lines:
             lines[file] = _test_lines(root / file)
+        survivors = passed_on[test.nodeid]
         found.append(
-            Smell(
-                code=_RULE.code,
-                name=_RULE.name,
-                severity=_RULE.severity,
-                file=file,
-                line=lines[file].get(qualname, 1),
-                test=qualname,
-                message=f"its {test.crash_kills} kill{'s' if test.crash_kills != 1 else ''} "
-                "all came from the code raising, crashing or hanging, and it passed on "
-                f"{passed_on[test.nodeid]} surviving mutant"
-                f"{'s' if passed_on[test.nodeid] != 1 else ''}: none of its checks ever "
-                "failed",
-                hint=_RULE.hint,
+            _RULE.smell(
+                file,
+                lines[file].get(qualname, 1),
+                qualname,
+                f"its {test.crash_kills} kill{'s' if test.crash_kills != 1 else ''} all came "
+                "from the code raising, crashing or hanging, and it passed on "
+                f"{survivors} surviving mutant{'s' if survivors != 1 else ''}: none of its "
+                "checks ever failed",
             )
         )
-    unique = {(s.file, s.line, s.code, s.test, s.message): s for s in found}
-    ordered = [unique[key] for key in sorted(unique)]
-    counts = {severity: 0 for severity in ("high", "medium", "low")}
-    for smell in ordered:
-        counts[smell.severity] += 1
-    return smells.model_copy(update={"findings": ordered, "counts": counts})
+    return smells_section(found, smells.unparsable)
 
 
 def _test_lines(path: Path) -> dict[str, int]:
