@@ -17,6 +17,11 @@ from tests.conftest import FIXTURES, run_audit
 def runs(tmp_path_factory) -> dict[str, Report]:
     root = tmp_path_factory.mktemp("killers") / "shop"
     shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    # The two runs are compared verdict by verdict: a loaded machine must not turn a
+    # kill in 20 ms into a timeout in one of them.
+    config = (root / "pyproject.toml").read_text()
+    config = config.replace("[tool.audit]\n", "[tool.audit]\nmutant_timeout_constant = 20\n")
+    (root / "pyproject.toml").write_text(config)
     reports = {}
     for name, flags in (("first", []), ("all", ["--all-killers"])):
         result = run_audit(
