@@ -19,3 +19,12 @@ def test_the_readmes_sample_output_is_the_shallow_shop_suites_real_output(fixtur
     assert killed_survived in _sample_line("mutants killed / survived")
     assert f"{scores['score']:.1f}%" in _sample_line("mutation score (detected / valid)")
     assert f"of {counts['survived']} surviving mutants" in README
+
+
+def test_the_readmes_evidence_rows_are_the_shallow_shop_suites_real_output(fixture_runs):
+    _, report, _, _ = fixture_runs[("shop", "tests_shallow")]
+    scores = report["mutation"]["scores"]
+    assert f"{scores['assertion_share']:.1f}%" in _sample_line("kills by assertion")
+    assert f"{scores['assertion_score']:.1f}%" in _sample_line("assertion kills only")
+    rating = report["gate"]["rating"]
+    assert f"rating: {rating['level'].upper()} ({rating['reason']})" in README
