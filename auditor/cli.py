@@ -17,7 +17,7 @@ import click
 from rich.console import Console
 
 from auditor.config import load_config
-from auditor.errors import AuditError, ConfigError, ExitCode
+from auditor.errors import AuditError, ConfigError, DiscoveryError, ExitCode
 from auditor.report import Report, json_schema, read_report
 from auditor.scratch import use_run_folder
 
@@ -439,6 +439,9 @@ def compare(
     if len(suites) < 2:
         raise ConfigError("compare needs at least two test folders")
     cwd = Path.cwd()
+    for suite in suites:  # before any suite runs, not after the first
+        if not (cwd / suite).exists():
+            raise DiscoveryError(f"test path '{suite}' does not exist")
     overrides: dict[str, Any] = {"all_killers": True} if all_killers else {}
     config, _ = resolve_config([suites[0]], overrides, cwd, None)
     for path in (json_path, html_path):

@@ -53,3 +53,10 @@ def test_one_folder_is_not_a_comparison(tmp_path):
     result = run_audit("compare", "tests", cwd=tmp_path)
     assert result.returncode == 2
     assert "at least two" in result.stderr
+
+
+def test_a_missing_folder_is_an_error_before_any_suite_runs(tmp_path):
+    (tmp_path / "tests").mkdir()
+    result = run_audit("compare", "tests", "gone", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "audit: discover: test path 'gone' does not exist"
