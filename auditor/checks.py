@@ -2,7 +2,7 @@
 `mock.assert_*` call, a `pytest.raises` block), the mutants it caught and the survivors
 it held for.
 
-A kill names the line of the failing check in the killing test's file (`killed_at`). A
+A kill names the line of the failing check in the killing test's file (`Kill.line`). A
 surviving mutant ran every covering test to the end, so each check of those tests held
 on it: a check that caught nothing and held for survivors is a weak oracle, and those
 survivors are the evidence.
@@ -25,7 +25,10 @@ SHOWN_IDS = 5
 def assertion_evidence(
     mutants: Iterable[Mutant], root: Path, test_files: Iterable[str]
 ) -> list[CheckEvidence]:
-    lines_of = {file: _check_lines(root / file) for file in test_files}
+    lines_of = {
+        file: {name: _check_lines(f) for name, f in functions_in_test_file(root / file).items()}
+        for file in test_files
+    }
     caught: dict[tuple[str, int], list[str]] = defaultdict(list)
     held: dict[tuple[str, int], list[str]] = defaultdict(list)
     test_at: dict[tuple[str, int], str] = {}
@@ -33,13 +36,13 @@ def assertion_evidence(
         if mutant.status == "Killed":
             for kill in killers(mutant):
                 if kill.kind == "assertion" and kill.line:
-                    file, qualname = _split(kill.test)
+                    file, qualname = split_nodeid(kill.test)
                     caught[(file, kill.line)].append(mutant.id)
                     test_at.setdefault((file, kill.line), qualname)
         elif mutant.status == "Survived":
             places = set()
             for nodeid in mutant.covered_by:
-                file, qualname = _split(nodeid)
+                file, qualname = split_nodeid(nodeid)
                 for line in lines_of.get(file, {}).get(qualname, ()):
                     places.add((file, line))
                     test_at.setdefault((file, line), qualname)
@@ -59,30 +62,30 @@ def assertion_evidence(
     ]
 
 
-def _split(nodeid: str) -> tuple[str, str]:
+def split_nodeid(nodeid: str) -> tuple[str, str]:
     """`tests/test_x.py::TestA::test_b[1]` -> (`tests/test_x.py`, `TestA.test_b`)."""
     file, _, rest = nodeid.partition("::")
     return file, ".".join(part.split("[", 1)[0] for part in rest.split("::"))
 
 
-def _check_lines(path: Path) -> dict[str, list[int]]:
-    """Test qualname -> lines of the checks in its body."""
+def functions_in_test_file(path: Path) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The test file's functions and test-class methods by qualname (`Class.test_x`)."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, SyntaxError, ValueError):
         return {}
-    found: dict[str, list[int]] = {}
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found[node.name] = _lines(node)
+            found[node.name] = node
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found[f"{node.name}.{item.name}"] = _lines(item)
+                    found[f"{node.name}.{item.name}"] = item
     return found
 
 
-def _lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[int]:
+def _check_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[int]:
     lines = set()
     for node in ast.walk(function):
         if isinstance(node, ast.Assert):

@@ -235,7 +235,7 @@ MAX_HIGH_SMELLS_PER_TEST = 0.1
 def rate(
     config: GateConfig, mutation: MutationSection | None, smells: SmellsSection, tests: int
 ) -> Rating | None:
-    """The suite's rating from the evidence (README: Configuration): the mutation score
+    """The suite's rating from the evidence (docs/evidence.md): the mutation score
     (targeted, unless `gate_on = "all"`), the share of its kills a failing check made, and
     how common high-severity smells are."""
     if mutation is None:
@@ -286,7 +286,8 @@ def _generator_conditions(
                         threshold=limit,
                         actual=0,
                         passed=False,
-                        message=f"{label}: not measured (score_alone needs --all-killers)",
+                        message=f"{label}: not measured"
+                        + (" (it needs --all-killers)" if key == "min_score_alone" else ""),
                     )
                 )
             elif key.startswith("max"):

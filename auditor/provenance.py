@@ -147,14 +147,14 @@ def scorecards(
     for smell in smells.findings:
         smell_count[generator_of.get(smell.file, UNATTRIBUTED)] += 1
     states = {test.nodeid: test for test in mutation.tests} if mutation else {}
+    exact = mutation is not None and mutation.all_killers
+    unique = _unique_kills(mutation, generator_of) if exact else {}
     cards = []
     for name in sorted(tests_of):
         nodeids = tests_of[name]
         mine = set(nodeids)
         by_check = sum(states[n].killed for n in nodeids if n in states)
         other = sum(states[n].crash_kills for n in nodeids if n in states)
-        exact = mutation is not None and mutation.all_killers
-        unique = sum(states[n].unique_kills or 0 for n in nodeids if n in states)
         cards.append(
             GeneratorCard(
                 generator=name,
@@ -164,7 +164,7 @@ def scorecards(
                 assertion_share=round(100.0 * by_check / (by_check + other), 2)
                 if by_check + other
                 else None,
-                unique_kills=unique if exact else None,
+                unique_kills=unique.get(name, 0) if exact else None,
                 score_alone=_score_alone(mutation, mine) if exact else None,
                 smells=smell_count[name],
                 smells_per_test=round(smell_count[name] / len(nodeids), 2),
@@ -172,6 +172,16 @@ def scorecards(
             )
         )
     return cards
+
+
+def _unique_kills(mutation: MutationSection, generator_of: dict[str, str]) -> dict[str, int]:
+    """Per generator, the mutants only its tests kill."""
+    found: dict[str, int] = defaultdict(int)
+    for mutant in mutation.mutants:
+        by = {generator_of.get(test.split("::", 1)[0], UNATTRIBUTED) for test in mutant.killed_by}
+        if len(by) == 1 and mutant.status == "Killed":
+            found[by.pop()] += 1
+    return found
 
 
 def _score_alone(mutation: MutationSection | None, tests: set[str]) -> float | None:

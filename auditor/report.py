@@ -217,6 +217,8 @@ class Kill(_Model):
     test: str
     kind: Literal["assertion", "error", "crash", "timeout"]
     line: int = 0
+    """The line, in the test's file, of the check that failed (the assert, or the call of
+    the helper that asserted); 0 when no check did or it is not known."""
 
 
 class Mutant(_Model):
@@ -251,11 +253,9 @@ class Mutant(_Model):
     exception escaped, the test process died, or it ran past the timeout (status
     `Timeout`; `killed_by` names the test that was running)."""
     kills: list[Kill] = Field(default_factory=list)
-    """Every test that failed on it, in the order they ran: the first only, unless the run
-    had `--all-killers` (then `killed_by` names them all, as Stryker's does)."""
-    killed_at: int = 0
-    """The line, in the file of `killed_by`, of the check that failed (the assert, or the
-    call of the helper that asserted); 0 when no check did or it is not known."""
+    """Every test that failed on it, in the order they ran, with the line of its failing
+    check: the first only, unless the run had `--all-killers` (then `killed_by` names
+    them all, as Stryker's does)."""
     duration: float = 0.0
     cached: bool = False
 
@@ -666,7 +666,8 @@ class GeneratorCard(_Model):
     """Kills that needed no check: the code raised, crashed or hung."""
     assertion_share: float | None
     unique_kills: int | None
-    """Mutants only its tests kill; None unless the run had `--all-killers`."""
+    """Mutants only its tests kill (no other generator's); None unless the run had
+    `--all-killers`."""
     score_alone: float | None
     """Of the mutants its tests cover, the share its tests kill (`--all-killers` only)."""
     smells: int

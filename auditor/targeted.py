@@ -20,9 +20,11 @@ def targeted_files(project: Project) -> tuple[str, ...]:
     """Source files (relative to the root) that the test files import, sorted."""
     modules = _module_files(project)
     found: set[Path] = set()
+    seen: set[tuple[str, str | None]] = set()  # one pass over all test files: each once
+    exports: dict[Path, list[tuple[str, str | None]]] = {}
     for test_file in project.test_files:
         for name, imported in _imports(test_file, modules):
-            found |= _resolve(name, imported, modules, set())
+            found |= _resolve(name, imported, modules, seen, exports)
     return tuple(sorted(relative(str(path), project.root) for path in found))
 
 
@@ -64,11 +66,7 @@ def _package_of(file: Path, modules: dict[str, Path]) -> str | None:
     """The dotted package a file lives in, when it is inside the code (`pkg/tests/`)."""
     for name, path in modules.items():
         if path.name == "__init__.py" and path.parent in file.parents:
-            depth = len(file.parent.relative_to(path.parent).parts)
-            if depth == 0:
-                return name
-            extra = file.parent.relative_to(path.parent).parts
-            return ".".join((name, *extra))
+            return ".".join((name, *file.parent.relative_to(path.parent).parts))
     return None
 
 
@@ -83,9 +81,16 @@ def _absolute(node: ast.ImportFrom, package: str | None) -> str | None:
     return ".".join([*base, node.module] if node.module else base)
 
 
-def _resolve(module: str, name: str | None, modules: dict[str, Path], seen: set) -> set[Path]:
-    """The files an import reaches: the module, a submodule it names, and the module a
-    package's `__init__` re-exports the name from."""
+def _resolve(
+    module: str,
+    name: str | None,
+    modules: dict[str, Path],
+    seen: set[tuple[str, str | None]],
+    exports: dict[Path, list[tuple[str, str | None]]],
+) -> set[Path]:
+    """The files an import reaches (those not reached before, by `seen`): the module, a
+    submodule it names, and the module a package's `__init__` re-exports the name from
+    (each `__init__` read once, into `exports`)."""
     if (module, name) in seen:
         return set()
     seen.add((module, name))
@@ -96,7 +101,9 @@ def _resolve(module: str, name: str | None, modules: dict[str, Path], seen: set)
         return set()
     found = {file}
     if file.name == "__init__.py":
-        for origin, exported in _imports(file, modules):
+        if file not in exports:
+            exports[file] = list(_imports(file, modules))
+        for origin, exported in exports[file]:
             if name is None or exported == name:
-                found |= _resolve(origin, exported, modules, seen)
+                found |= _resolve(origin, exported, modules, seen, exports)
     return found

@@ -151,17 +151,15 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
             modules = f"{len(targeted.files)} module{'s' if len(targeted.files) != 1 else ''}"
             headline.add_row(
                 f"targeted score ({modules} the tests import" + (", gated)" if gated else ")"),
-                _percent(targeted.scores.score) if targeted.scores.score is not None else "-",
+                percent_or_dash(targeted.scores.score),
             )
-        by_check = mutation.scores.assertion_score
         headline.add_row(
             "mutation score, assertion kills only",
-            _percent(by_check) if by_check is not None else "-",
+            percent_or_dash(mutation.scores.assertion_score),
         )
-        share = mutation.scores.assertion_share
         headline.add_row(
             "kills by assertion (of detected mutants)",
-            _percent(share) if share is not None else "-",
+            percent_or_dash(mutation.scores.assertion_share),
         )
         headline.add_row(
             f"score on covered code{estimated}",

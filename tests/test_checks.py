@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from auditor.checks import assertion_evidence
+from auditor.report import Kill
 from tests.test_kill_attribution import mutant
 
 TEST_FILE = """\
@@ -20,7 +21,10 @@ def test_other():
 def test_a_kill_is_credited_to_the_line_of_the_check_that_failed(tmp_path):
     (tmp_path / "t.py").write_text(TEST_FILE)
     killed = mutant(1, "Killed", "assertion").model_copy(
-        update={"killed_by": ["t.py::test_total"], "killed_at": 3}
+        update={
+            "killed_by": ["t.py::test_total"],
+            "kills": [Kill(test="t.py::test_total", kind="assertion", line=3)],
+        }
     )
     (check,) = assertion_evidence([killed], tmp_path, ["t.py"])
     assert (check.line, check.test, check.caught, check.held) == (3, "test_total", 1, 0)

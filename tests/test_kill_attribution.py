@@ -144,5 +144,5 @@ def test_a_kill_by_a_check_names_the_line_of_that_check(shallow):
     assert by_check
     for found in by_check:
         file = found.killed_by[0].split("::")[0]
-        line = (root / file).read_text().splitlines()[found.killed_at - 1]
+        line = (root / file).read_text().splitlines()[found.kills[0].line - 1]
         assert "assert" in line or "raises" in line, (found.id, line)

@@ -111,6 +111,12 @@ def test_the_report_holds_a_scorecard_per_generator(audited):
     # the fast model's shallow tests check less than the deep model's
     assert cards["fast"].assertion_share < cards["deep-model"].assertion_share
     assert cards["deep-model"].score_alone is not None
+    only_fast = [
+        m
+        for m in report.mutation.mutants
+        if m.status == "Killed" and all(t.startswith("tests/gen/") for t in m.killed_by)
+    ]
+    assert cards["fast"].unique_kills == len(only_fast)
 
 
 def test_the_terminal_and_markdown_show_the_generators(audited, project):

@@ -59,9 +59,9 @@ class Job:
     subprocess_tests: list[str] = field(default_factory=list)
     """Run after `tests`: only their Python subprocesses run the mutated code."""
     serve_subprocesses: bool = False
+    """Serve the mutated file to every Python process the tests start."""
     all_killers: bool = False
     """Keep running the tests after the first that fails, recording each that does."""
-    """Serve the mutated file to every Python process the tests start."""
 
     @staticmethod
     def encode_code(code: bytes) -> str:
@@ -85,8 +85,6 @@ class JobResult:
     killed_by: list[str] = field(default_factory=list)
     kill_kind: Literal["assertion", "error", "crash", "timeout", ""] = ""
     """How the killing test failed: a check failed, another exception, or the process died."""
-    killed_at: int = 0
-    """The line, in the killing test's file, of the check that failed (0: unknown)."""
     kills: list[tuple[str, str, int]] = field(default_factory=list)
     """Each test that failed on the mutant, in the order they ran: (nodeid, kind, line of
     the failing check); the first only unless the job asked for all killers."""

@@ -389,7 +389,6 @@ def _verdict(
             status="Killed",
             killed_by=[first["killed_by"]],
             kill_kind=first.get("kill_kind", "error"),
-            killed_at=first.get("at", 0),
             kills=[
                 (
                     m.get("killed_by") or m["also_killed_by"],

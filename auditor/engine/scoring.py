@@ -65,7 +65,7 @@ def killers(mutant: Mutant) -> list[Kill]:
     if mutant.kills:
         return mutant.kills
     kind = mutant.kill_kind or "error"
-    return [Kill(test=test, kind=kind, line=mutant.killed_at) for test in mutant.killed_by[:1]]
+    return [Kill(test=test, kind=kind) for test in mutant.killed_by[:1]]
 
 
 def is_detected(mutant: Mutant) -> bool:

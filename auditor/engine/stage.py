@@ -219,7 +219,7 @@ def _kills(result: JobResult | None, status: str) -> tuple[list[Kill], str]:
     kind = "timeout" if status == "Timeout" else result.kill_kind
     kills = [Kill(test=test, kind=how, line=line) for test, how, line in result.kills]
     if not kills and result.killed_by and kind:
-        kills = [Kill(test=result.killed_by[0], kind=kind, line=result.killed_at)]
+        kills = [Kill(test=result.killed_by[0], kind=kind)]
     return kills, kind
 
 
@@ -247,7 +247,6 @@ def _to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) ->
         killed_by=[kill.test for kill in kills] or (result.killed_by if result else []),
         kills=kills,
         kill_kind=kind,
-        killed_at=result.killed_at if result else 0,
         duration=result.duration if result else 0.0,
         cached=cached,
     )

@@ -9,9 +9,9 @@ test both kill a mutant that makes the code raise: the kill is no evidence of an
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
+from auditor.checks import functions_in_test_file, split_nodeid
 from auditor.report import MutationSection, SmellsSection
 from auditor.smells.analyzer import smells_section
 from auditor.smells.catalog import RULES
@@ -44,12 +44,13 @@ def with_mutation_evidence(
         # one that also ran on survivors and never failed a check had that chance.
         if test.killed or not test.crash_kills or not passed_on.get(test.nodeid):
             continue
-        file, _, rest = test.nodeid.partition("::")
-        qualname = ".".join(part.split("[", 1)[0] for part in rest.split("::"))
+        file, qualname = split_nodeid(test.nodeid)
         if (file, qualname) in flagged:
             continue
         if file not in lines:
-            lines[file] = _test_lines(root / file)
+            lines[file] = {
+                name: f.lineno for name, f in functions_in_test_file(root / file).items()
+            }
         survivors = passed_on[test.nodeid]
         found.append(
             _RULE.smell(
@@ -63,20 +64,3 @@ def with_mutation_evidence(
             )
         )
     return smells_section(found, smells.unparsable)
-
-
-def _test_lines(path: Path) -> dict[str, int]:
-    """Qualified test names (`Class.test_x`) -> the line of their `def`."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
-        return {}
-    found = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found[node.name] = node.lineno
-        elif isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found[f"{node.name}.{item.name}"] = item.lineno
-    return found
