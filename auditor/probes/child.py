@@ -89,6 +89,17 @@ def _run_forked(work: Callable[[], BaseModel], budget: float) -> tuple[str | Non
     return text, ""
 
 
+def _warm_hypothesis() -> None:
+    """Hypothesis does some work once per process: it registers its own random generator
+    (with a full `gc.collect()`), collects the constants of the code under test (to try
+    them as inputs) at the first draw that wants one, and builds its shrinker's tables.
+    One search through every phase here, once the code is imported, does that work once
+    rather than in every forked probe. Its result is thrown away, so it may be random."""
+    from hypothesis import find, settings, strategies
+
+    find(strategies.integers(), lambda _: True, settings=settings(database=None))
+
+
 _memory_limit_mb = 1024
 _growth_limit_mb = 128
 
@@ -141,27 +152,28 @@ def main(spec_path: str) -> int:
     def emit(result: BaseModel) -> None:
         results.write(result.model_dump_json() + "\n")
 
+    unprobeable: dict[str, tuple[str, str]] = {}
     for target in spec.targets:
         try:
-            subject = Subject(target, source_files)
+            subjects[target.key] = Subject(target, source_files)
         except NotProbeable as why:
-            status, reason = "not probeable", str(why)
+            unprobeable[target.key] = ("not probeable", str(why))
         except Exception as error:
-            status, reason = "failed", f"{type(error).__name__}: {error}".splitlines()[0]
-        else:
-            subjects[target.key] = subject
-            if target.key not in spec.probe:
-                continue
-            text, reason = _run_forked(lambda s=subject: probe_function(s, spec), spec.time_budget)
-            if text is not None:
-                results.write(text + "\n")
-                continue
-            status = "failed"
-            params = subject.params
-            emit(FunctionResult(probe=_probe(target, status, reason, params)))
+            unprobeable[target.key] = ("failed", f"{type(error).__name__}: {error}".splitlines()[0])
+    _warm_hypothesis()
+    for target in spec.targets:
+        if target.key not in spec.probe:
             continue
-        if target.key in spec.probe:
+        if target.key in unprobeable:
+            status, reason = unprobeable[target.key]
             emit(FunctionResult(probe=_probe(target, status, reason, [])))
+            continue
+        subject = subjects[target.key]
+        text, reason = _run_forked(lambda s=subject: probe_function(s, spec), spec.time_budget)
+        if text is not None:
+            results.write(text + "\n")
+        else:
+            emit(FunctionResult(probe=_probe(target, "failed", reason, subject.params)))
 
     from auditor.engine.swap import live_functions
     from auditor.probes.witness import witnesses_for_file
