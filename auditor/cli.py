@@ -18,6 +18,7 @@ from rich.console import Console
 
 from auditor.config import load_config
 from auditor.errors import AuditError, ConfigError, DiscoveryError, ExitCode
+from auditor.feedback import DEFAULT_MAX_CHARS
 from auditor.report import Report, json_schema, read_report
 from auditor.scratch import use_run_folder
 
@@ -71,6 +72,7 @@ _FORMATS = {
     "sarif": "SARIF 2.1.0 for code scanning",
     "stryker": "Stryker mutation-testing-report-schema v2 JSON",
     "junit": "JUnit XML, one testcase per gate condition",
+    "feedback": "prompt-ready feedback for the model that wrote the tests",
 }
 
 
@@ -553,6 +555,46 @@ def generate(source: str, model: str | None, out: str | None) -> None:
     for reason in rejected:
         click.echo(f"dropped {reason}", err=True)
     click.echo(f"wrote {kept} tests to {path}")
+
+
+@cli.command()
+@click.argument("report_path", metavar="[REPORT]", default=".audit/report.json")
+@click.option(
+    "--max-chars",
+    type=click.IntRange(min=200),
+    default=DEFAULT_MAX_CHARS,
+    show_default=True,
+    help="Longest text to print.",
+)
+@click.option(
+    "--file",
+    "files",
+    multiple=True,
+    metavar="PATH",
+    help="Only what concerns this file of the code under test (repeatable).",
+)
+def feedback(report_path: str, max_chars: int, files: tuple[str, ...]) -> None:
+    """Print what a saved REPORT found as short text for the model that wrote the tests:
+    the changes its tests missed (with an input that shows each), its weak tests with
+    the fix, edge cases never tried, code no test runs.
+
+    \b
+    audit tests/ -q && audit feedback
+    audit feedback .audit/report.json --max-chars 2000 --file shop/cart.py
+    """
+    from auditor.feedback import build
+
+    path = Path.cwd() / report_path
+    if not path.exists():
+        raise AuditError(
+            "feedback", f"no report at {path}: run `audit TESTS` first, or name a saved report"
+        )
+    report = read_report(path)
+    known = set(report.project.source_files)
+    for file in files:
+        if file not in known:
+            raise AuditError("feedback", f"{file} is not a file of the code under test")
+    click.echo(build(report, set(files) if files else None).render(max_chars), nl=False)
 
 
 @cli.command()

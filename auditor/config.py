@@ -81,6 +81,7 @@ class OutputsConfig(_Strict):
     sarif: str | None = None
     stryker: str | None = None
     junit: str | None = None
+    feedback: str | None = None
 
 
 class EscalationConfig(_Strict):

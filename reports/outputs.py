@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from auditor import feedback
 from auditor.errors import AuditError
 from auditor.report import Report
 from reports import html, junit, markdown, sarif, stryker
@@ -17,6 +18,7 @@ FORMATS: dict[str, Callable[[Report, Report | None], str]] = {
     "sarif": lambda report, previous: sarif.render(report),
     "stryker": lambda report, previous: stryker.render(report),
     "junit": lambda report, previous: junit.render(report),
+    "feedback": lambda report, previous: feedback.build(report).render(),
 }
 """Format name -> renderer(report, previous report or None)."""
 

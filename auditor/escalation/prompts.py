@@ -12,10 +12,13 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from auditor.escalation.policy import WeakModule, smell_nodeid
+from auditor import feedback
+from auditor.escalation.policy import WeakModule
 from auditor.report import Candidate, Report
 
 MAX_MUTANTS_SHOWN = 40
+MAX_FINDINGS_CHARS = 12_000
+"""What the audit found about the module (the feedback a fast model gets), at most."""
 MAX_TEST_CHARS = 30_000
 """Existing tests beyond this many characters are left out of a request."""
 
@@ -61,20 +64,15 @@ def harden(report: Report, module: WeakModule, module_name: str) -> Prompt:
     source = report.sources.get(module.file, "")
     survivors = set(module.survivors)
     mutants = [m for m in report.mutation.mutants if m.id in survivors]
-    witnesses = {
-        w.mutant_id: w for w in (report.probes.witnesses if report.probes else []) if w.input
-    }
     shown = [
         {
             "id": m.id,
             "description": m.description,
             "line": m.line,
             "diff": m.diff,
-            "witness": witnesses.get(m.id),
         }
         for m in mutants[:MAX_MUTANTS_SHOWN]
     ]
-    coverage = next((f for f in report.coverage.files if f.path == module.file), None)
     covering = sorted(
         {t.file for t in report.baseline.tests if t.reliable and module.file in t.lines}
     )
@@ -89,8 +87,6 @@ def harden(report: Report, module: WeakModule, module_name: str) -> Prompt:
             continue
         budget -= len(text)
         test_files.append({"path": path, "text": text})
-    covering_tests = {t.nodeid for t in report.baseline.tests if module.file in t.lines}
-    smells = [s for s in report.smells.findings if smell_nodeid(s) in covering_tests]
     user = _render(
         "harden.md.j2",
         module=module,
@@ -98,12 +94,7 @@ def harden(report: Report, module: WeakModule, module_name: str) -> Prompt:
         source_lines=source.splitlines(),
         mutants=shown,
         omitted=max(0, len(mutants) - MAX_MUTANTS_SHOWN),
-        pseudo_tested=[
-            name for name in report.mutation.pseudo_tested if name.startswith(module.file + "::")
-        ],
-        missing_lines=coverage.missing_lines if coverage else [],
-        missing_branches=coverage.missing_branches if coverage else [],
-        smells=smells,
+        findings=feedback.build(report, {module.file}).render(MAX_FINDINGS_CHARS),
         test_files=test_files,
     )
     return Prompt(_system(), user)

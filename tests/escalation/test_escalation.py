@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from auditor.escalation.prompts import MAX_FINDINGS_CHARS
+from auditor.feedback import build
+from auditor.report import Report
 from tests.conftest import FIXTURES, tree_digest
 from tests.escalation.server import Answer, ScriptedServer, structured
 
@@ -294,6 +297,14 @@ def test_requests_carry_code_survivors_smells_and_tests(model_run):
     assert "  27  def bulk_discount(quantity: int) -> Decimal:" in request
     assert "AT001 assertion-free" in request
     assert "### tests_shallow/test_pricing.py" in request
+
+
+def test_requests_carry_the_feedback_a_fast_model_gets_about_the_module(model_run):
+    _, report, root, *_ = model_run
+    request = (root / ".audit" / "escalation" / "shop_pricing.request.md").read_text()
+    findings = build(Report.model_validate(report), {"shop/pricing.py"})
+    assert findings.render(MAX_FINDINGS_CHARS).rstrip() in request
+    assert "`if quantity < 0:` -> `if quantity <= 0:` (< -> <=) was not caught" in request
 
 
 def test_the_api_key_is_written_nowhere(model_run):

@@ -1,0 +1,111 @@
+"""Feedback for the generating model, from the real audit of the shallow shop suite."""
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from auditor.feedback import build, next_tests
+from auditor.report import Report
+from tests.conftest import run_audit
+
+
+@pytest.fixture(scope="module")
+def shop(fixture_runs) -> Report:
+    _, report, _, _ = fixture_runs[("shop", "tests_shallow")]
+    return Report.model_validate(report)
+
+
+@pytest.fixture
+def saved(shop, tmp_path) -> Path:
+    path = tmp_path / "report.json"
+    path.write_text(shop.model_dump_json())
+    return path
+
+
+def test_next_tests_put_the_input_that_shows_most_changes_first(shop):
+    found = [w for w in shop.probes.witnesses if w.status == "found"]
+    largest = max(Counter((w.function, w.input) for w in found).values())
+    groups = next_tests(shop)
+    assert len(groups[0].mutants) == largest > 1
+    sizes = [len(g.mutants) for g in groups if g.witness is not None]
+    assert sizes == sorted(sizes, reverse=True)
+
+
+def test_next_tests_leave_out_likely_equivalent_survivors(shop):
+    equivalent = {w.mutant_id for w in shop.probes.witnesses if w.status == "likely_equivalent"}
+    listed = {m.id for group in next_tests(shop) for m in group.mutants}
+    assert equivalent and not equivalent & listed
+    survived = {m.id for m in shop.mutation.mutants if m.status == "Survived"}
+    assert listed == survived - equivalent
+
+
+def test_a_survivor_line_names_the_change_the_input_and_both_outcomes(shop):
+    group = next_tests(shop)[0]
+    text = build(shop).render(100_000)
+    line = next(line for line in text.splitlines() if group.first.id in line)
+    assert f"{group.first.file}:{group.first.line}" in line
+    assert f"an input that shows it: `{group.witness.input}`" in line
+    assert group.witness.original in line and group.witness.mutant in line
+    assert f"catches {len(group.mutants) - 1} more such changes" in line
+
+
+def test_weak_tests_carry_the_smell_and_its_fix(shop):
+    smell = next(s for s in shop.smells.findings if s.code == "AT001")
+    text = build(shop).render(100_000)
+    line = next(line for line in text.splitlines() if f"::{smell.test}:" in line)
+    assert f"[AT001 assertion-free, line {smell.line}]" in line
+    assert f"Fix: {smell.hint}" in line
+
+
+@pytest.mark.parametrize("max_chars", [400, 1500, 6000])
+def test_the_text_stays_within_max_chars(shop, max_chars):
+    assert len(build(shop).render(max_chars)) <= max_chars
+
+
+def test_a_small_budget_still_gives_every_section_its_first_item(shop):
+    feedback = build(shop)
+    text = feedback.render(2000)
+    for section in feedback.sections:
+        assert f"{section.title}:\n{section.items[0]}" in text
+    assert "more findings left out" in text
+
+
+def test_a_budget_large_enough_leaves_nothing_out(shop):
+    feedback = build(shop)
+    text = feedback.render(1_000_000)
+    assert "left out" not in text
+    assert all(item in text for section in feedback.sections for item in section.items)
+
+
+def test_feedback_for_one_file_speaks_of_that_file_only(shop):
+    text = build(shop, {"shop/inventory.py"}).render(100_000)
+    findings = [line for line in text.splitlines() if line.startswith("- shop/")]
+    assert findings and all(line.startswith("- shop/inventory.py") for line in findings)
+
+
+def test_the_command_prints_the_feedback_of_a_saved_report(shop, saved, tmp_path):
+    result = run_audit("feedback", str(saved), "--max-chars", "1000", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == build(shop).render(1000)
+
+
+def test_the_command_without_a_report_says_how_to_get_one(tmp_path):
+    result = run_audit("feedback", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"audit: feedback: no report at {tmp_path / '.audit/report.json'}: run `audit TESTS` "
+        "first, or name a saved report"
+    ]
+
+
+def test_the_command_refuses_a_file_outside_the_code_under_test(saved, tmp_path):
+    result = run_audit("feedback", str(saved), "--file", "shop/nope.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "feedback: shop/nope.py is not a file of the code under test" in result.stderr
+
+
+def test_a_saved_report_renders_the_feedback_as_one_more_output(shop, saved, tmp_path):
+    result = run_audit("report", str(saved), "--feedback", "feedback.txt", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    assert (tmp_path / "feedback.txt").read_text(encoding="utf-8") == build(shop).render()
