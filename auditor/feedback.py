@@ -96,31 +96,28 @@ def build(report: Report, files: Collection[str] | None = None) -> Feedback:
 
 
 def render(feedback: Feedback, max_chars: int = DEFAULT_MAX_CHARS) -> str:
-    """The headline, then each section with as many items as fit: items are taken from
+    """The headline, then each section with the items that fit: items are offered from
     the sections in turn (first of each, then second of each...), so every section gets
-    its most important items in before any gets its tail."""
+    its most important items in before any gets its tail; one too long for what is left
+    is skipped."""
     lines = [feedback.headline]
-    budget = max_chars - len(feedback.headline) - 1
-    budget -= sum(len(section.title) + 3 for section in feedback.sections)
-    budget -= len(_left_out_line(999_999))  # room to say what was left out
-    taken = [0] * len(feedback.sections)
+    budget = max_chars - len(feedback.headline) - 1 - len(_left_out_line(999_999)) - 2
+    taken: list[list[str]] = [[] for _ in feedback.sections]
     depth = max((len(section.items) for section in feedback.sections), default=0)
-    full = False
     for index in range(depth):
         for number, section in enumerate(feedback.sections):
-            if index >= len(section.items) or full:
+            if index >= len(section.items):
                 continue
             cost = len(section.items[index]) + 1
-            if cost > budget:
-                full = True
-                continue
-            budget -= cost
-            taken[number] += 1
-    for number, section in enumerate(feedback.sections):
-        if not taken[number]:
-            continue
-        lines += ["", f"{section.title}:", *section.items[: taken[number]]]
-    left_out = sum(len(s.items) for s in feedback.sections) - sum(taken)
+            if not taken[number]:
+                cost += len(section.title) + 3  # a blank line, the title and its colon
+            if cost <= budget:
+                budget -= cost
+                taken[number].append(section.items[index])
+    for section, items in zip(feedback.sections, taken, strict=True):
+        if items:
+            lines += ["", f"{section.title}:", *items]
+    left_out = sum(len(s.items) for s in feedback.sections) - sum(map(len, taken))
     if left_out:
         lines += ["", _left_out_line(left_out)]
     return "\n".join(lines) + "\n"
