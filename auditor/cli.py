@@ -16,7 +16,6 @@ from typing import Any, NoReturn
 import click
 from rich.console import Console
 
-from auditor.config import load_config
 from auditor.errors import AuditError, ConfigError, DiscoveryError, ExitCode
 from auditor.feedback import DEFAULT_MAX_CHARS
 from auditor.report import Report, json_schema, read_report
@@ -500,32 +499,10 @@ def smells(paths: tuple[str, ...], fail_on: str) -> None:
     audit smells tests/test_cart.py tests/test_pricing.py
     audit smells tests/ --fail-on medium
     """
-    from auditor.discovery import discover, find_rootdir
-    from auditor.errors import DiscoveryError
-    from auditor.smells.analyzer import analyze
+    from auditor.smells.analyzer import analyze_paths
 
     cwd = Path.cwd()
-    files = [(cwd / path).resolve() for path in paths or ("tests",)]
-    for path in files:
-        if not path.exists():
-            raise DiscoveryError(f"test path '{path}' does not exist")
-    anchor = files[0] if files[0].is_dir() else files[0].parent
-    root, _, _ = find_rootdir(anchor)
-    pyproject = root / "pyproject.toml"
-    config = load_config(pyproject if pyproject.is_file() else None, {})
-    try:
-        packages = set(discover([str(anchor)], config.src, cwd).source_package_names)
-    except DiscoveryError:
-        packages = set()
-    test_files = sorted(
-        {
-            file
-            for path in files
-            for file in (path.rglob("test*.py") if path.is_dir() else [path])
-            if file.suffix == ".py"
-        }
-    )
-    found = analyze(test_files, root, packages, config.assertion_helpers, config.disable_smells)
+    found = analyze_paths([(cwd / path).resolve() for path in paths or ("tests",)], cwd)
     for error in found.unparsable:
         click.echo(f"{error.location}: cannot parse: {error.message}")
     for smell in found.findings:
@@ -595,6 +572,28 @@ def feedback(report_path: str, max_chars: int, files: tuple[str, ...]) -> None:
         if file not in known:
             raise AuditError("feedback", f"{file} is not a file of the code under test")
     click.echo(build(report, set(files) if files else None).render(max_chars), nl=False)
+
+
+@cli.command()
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False),
+    default=".",
+    help="The project the tools work on (default: the current folder).",
+)
+def mcp(root: str) -> None:
+    """Serve the audit to coding agents over MCP, on stdin/stdout.
+
+    \b
+    Tools: audit, explain_mutant, next_tests, test_smells, feedback.
+    Needs the mcp extra: pip install 'audit-tests[mcp]'
+    """
+    from auditor.mcp_server import serve
+
+    path = Path(root).resolve()
+    if not path.is_dir():
+        raise AuditError("mcp", f"project root {path} is not a folder")
+    serve(path)
 
 
 @cli.command()

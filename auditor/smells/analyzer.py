@@ -134,3 +134,33 @@ def smells_section(smells: list[Smell], unparsable: list[CollectionError]) -> Sm
     for smell in ordered:
         counts[smell.severity] += 1
     return SmellsSection(findings=ordered, counts=counts, unparsable=unparsable)
+
+
+def analyze_paths(paths: list[Path], cwd: Path) -> SmellsSection:
+    """The static check alone, as `audit smells` runs it: the test files under `paths`
+    (folders searched for `test*.py`), with the project's config and packages found
+    from the first path; file names in the findings are relative to the project root."""
+    from auditor.config import load_config
+    from auditor.discovery import discover, find_rootdir
+    from auditor.errors import DiscoveryError
+
+    for path in paths:
+        if not path.exists():
+            raise DiscoveryError(f"test path '{path}' does not exist")
+    anchor = paths[0] if paths[0].is_dir() else paths[0].parent
+    root, _, _ = find_rootdir(anchor)
+    pyproject = root / "pyproject.toml"
+    config = load_config(pyproject if pyproject.is_file() else None, {})
+    try:
+        packages = set(discover([str(anchor)], config.src, cwd).source_package_names)
+    except DiscoveryError:
+        packages = set()
+    test_files = sorted(
+        {
+            file
+            for path in paths
+            for file in (path.rglob("test*.py") if path.is_dir() else [path])
+            if file.suffix == ".py"
+        }
+    )
+    return analyze(test_files, root, packages, config.assertion_helpers, config.disable_smells)

@@ -1,0 +1,132 @@
+"""`audit mcp`, driven by the MCP SDK's own client over stdio, on the shop fixture."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from auditor.feedback import build, next_tests
+from auditor.report import Report
+from tests.conftest import FIXTURES, tree_digest
+
+TOOLS = ["audit", "explain_mutant", "feedback", "next_tests", "test_smells"]
+
+
+def call(root: Path, *calls: tuple[str, dict[str, Any]]) -> list[Any]:
+    """One session with `audit mcp` in `root`: the tool list, then each call's result."""
+
+    async def session() -> list[Any]:
+        server = StdioServerParameters(
+            command=sys.executable, args=["-m", "auditor", "mcp"], cwd=str(root)
+        )
+        async with Client(server) as client:
+            listed = await client.list_tools()
+            results: list[Any] = [sorted(tool.name for tool in listed.tools)]
+            for name, arguments in calls:
+                results.append(await client.call_tool(name, arguments))
+            return results
+
+    return asyncio.run(session())
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory) -> tuple[Path, Any, dict[str, str]]:
+    """The shop fixture audited through the `audit` tool: (root, the call's result, the
+    project's files before)."""
+    root = tmp_path_factory.mktemp("mcp") / "shop"
+    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    before = tree_digest(root)
+    _, result = call(root, ("audit", {"tests": ["tests_shallow"]}))
+    return root, result, before
+
+
+@pytest.fixture(scope="module")
+def report(audited) -> Report:
+    root, _, _ = audited
+    return Report.read(root / ".audit" / "report.json")
+
+
+def test_the_server_lists_its_tools(audited):
+    root, _, _ = audited
+    [tools] = call(root)
+    assert tools == TOOLS
+
+
+def test_the_audit_tool_returns_the_reports_figures_and_feedback(audited, report):
+    _, result, _ = audited
+    assert not result.is_error
+    summary = result.structured_content
+    assert summary["exit_code"] == 0 and summary["status"] == "complete"
+    assert summary["report"] == ".audit/report.json"
+    assert summary["mutation_score"] == report.mutation.scores.score
+    assert summary["survived"] == report.mutation.scores.counts.survived
+    assert summary["rating"] == report.gate.rating.level
+    assert summary["feedback"] == build(report).render(4000)
+
+
+def test_the_audit_tool_leaves_the_project_as_it_was(audited):
+    root, _, before = audited
+    assert tree_digest(root) == before
+
+
+def test_explain_mutant_gives_the_change_the_witness_and_a_test(audited, report):
+    root, _, _ = audited
+    witness = next(w for w in report.probes.witnesses if w.status == "found" and w.test)
+    _, result = call(root, ("explain_mutant", {"mutant_id": witness.mutant_id}))
+    explained = result.structured_content
+    mutant = next(m for m in report.mutation.mutants if m.id == witness.mutant_id)
+    assert explained["mutant"]["diff"] == mutant.diff
+    assert explained["mutant"]["covered_by"] == mutant.covered_by
+    assert explained["witness"]["input"] == witness.input
+    assert explained["suggested_test"] == witness.test
+
+
+def test_an_unknown_mutant_is_a_one_line_error_naming_the_report(audited):
+    root, _, _ = audited
+    _, result = call(root, ("explain_mutant", {"mutant_id": "shop/nope.py::f::x@1:1#0"}))
+    assert result.is_error
+    [content] = result.content
+    assert content.text.endswith(
+        "explain: no mutant 'shop/nope.py::f::x@1:1#0' in .audit/report.json"
+    )
+
+
+def test_next_tests_rank_the_input_catching_most_changes_first(audited, report):
+    root, _, _ = audited
+    _, result = call(root, ("next_tests", {"limit": 3}))
+    listed = result.structured_content["result"]
+    expected = next_tests(report)[:3]
+    assert [t["kills"] for t in listed] == [[m.id for m in g.mutants] for g in expected]
+    assert len(listed[0]["kills"]) >= len(listed[1]["kills"]) > 1
+    assert listed[0]["suggested_test"].startswith("from ")
+
+
+def test_test_smells_lists_a_files_smells_with_their_fixes(audited):
+    root, _, _ = audited
+    _, result = call(root, ("test_smells", {"test_file": "tests_shallow/test_cart.py"}))
+    smells = result.structured_content["smells"]
+    assert {"code": "AT001", "line": 16, "test": "test_cart_add_invalid"}.items() <= next(
+        s for s in smells if s["code"] == "AT001"
+    ).items()
+    assert all(s["file"] == "tests_shallow/test_cart.py" and s["hint"] for s in smells)
+
+
+def test_feedback_is_the_same_text_as_the_command_gives(audited, report):
+    root, _, _ = audited
+    _, result = call(root, ("feedback", {"max_chars": 1500, "file": "shop/cart.py"}))
+    assert result.structured_content["result"] == build(report, {"shop/cart.py"}).render(1500)
+
+
+def test_a_tool_before_any_audit_says_to_run_the_audit_first(tmp_path):
+    _, result = call(tmp_path, ("next_tests", {}))
+    assert result.is_error
+    assert "no report at .audit/report.json: call the `audit` tool first" in (
+        result.content[0].text
+    )
