@@ -72,6 +72,9 @@ _FORMATS = {
     "stryker": "Stryker mutation-testing-report-schema v2 JSON",
     "junit": "JUnit XML, one testcase per gate condition",
     "feedback": "prompt-ready feedback for the model that wrote the tests",
+    "pr_comment": "the body of a sticky pull-request comment (Markdown, hidden marker)",
+    "badge": "a shields.io endpoint badge (JSON)",
+    "sonarqube": "SonarQube generic issue import JSON",
 }
 
 
@@ -79,21 +82,32 @@ def _remember_output(ctx: click.Context, param: click.Parameter, value: str | No
     ctx.meta.setdefault("audit_outputs", {})[param.name] = value
 
 
+def _remember_annotations(ctx: click.Context, param: click.Parameter, value: bool | None) -> None:
+    ctx.meta["github_annotations"] = value
+
+
 def _output_options(command: Any) -> Any:
-    """Adds --html/--markdown/--sarif/--stryker/--junit PATH and --compare OLD.json; the
-    values are read back by `_finish`."""
+    """Adds --html/--markdown/--sarif/... PATH, --compare OLD.json and
+    --github-annotations; the values are read back by `_finish`."""
     for name, what in reversed(
         [*_FORMATS.items(), ("compare", "OLD.json: a previous report to show changes against")]
     ):
         help_text = what if name == "compare" else f"Write {what}."
         command = click.option(
-            f"--{name}",
+            f"--{name.replace('_', '-')}",
             type=click.Path(),
             expose_value=False,
             callback=_remember_output,
             help=help_text,
         )(command)
-    return command
+    return click.option(
+        "--github-annotations/--no-github-annotations",
+        default=None,
+        expose_value=False,
+        callback=_remember_annotations,
+        help="Print GitHub workflow annotations for the findings (default: on in GitHub "
+        "Actions); a --diff run annotates the changed lines only.",
+    )(command)
 
 
 def _finish(
@@ -118,6 +132,11 @@ def _finish(
         terminal.render(report, stdout, str(report_path))
     for path in written:
         stdout.print(f"wrote {path}")
+    annotate = click.get_current_context().meta.get("github_annotations")
+    if annotate or (annotate is None and os.environ.get("GITHUB_ACTIONS") == "true"):
+        from reports import github
+
+        sys.stdout.write(github.render(report))
     if report.status != "complete":
         click.echo(f"audit: incomplete run; partial report written to {report_path}", err=True)
     sys.exit(_exit_code(report))

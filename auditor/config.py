@@ -82,6 +82,9 @@ class OutputsConfig(_Strict):
     stryker: str | None = None
     junit: str | None = None
     feedback: str | None = None
+    pr_comment: str | None = None
+    badge: str | None = None
+    sonarqube: str | None = None
 
 
 class EscalationConfig(_Strict):

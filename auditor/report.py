@@ -39,7 +39,7 @@ from typing import Any, Literal
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -341,6 +341,8 @@ class Scope(_Model):
     kind: Literal["all", "diff", "shard"] = "all"
     diff_ref: str | None = None
     changed_files: list[str] = Field(default_factory=list)
+    changed_lines: dict[str, list[int]] = Field(default_factory=dict)
+    """Per changed file, the lines the diff added or changed (what annotations mark)."""
     shard: str | None = None
     """`K/N`: this report holds the mutants of shard K; `audit merge` combines N of them."""
     planned: int = 0
@@ -680,6 +682,21 @@ class ProvenanceSection(_Model):
     generators: list[GeneratorCard]
 
 
+class TrendPoint(_Model):
+    """One whole-project run's headline figures (`.audit/history.jsonl`)."""
+
+    run: int
+    """1 for the first run recorded in this project, and so on."""
+    commit: str
+    """The git commit audited ('' outside git)."""
+    mutation_score: float | None
+    targeted_score: float | None
+    assertion_share: float | None
+    line_coverage: float
+    survived: int
+    smells_high: int
+
+
 class Report(_Model):
     schema_version: int = SCHEMA_VERSION
     status: Literal["complete", "incomplete"]
@@ -701,6 +718,8 @@ class Report(_Model):
     gate: GateSection
     cut_by_budget: list[str] = Field(default_factory=list)
     """The stages the time budget stopped before they finished, in run order."""
+    trend: list[TrendPoint] = Field(default_factory=list)
+    """The project's last whole-project runs, this one included when it is one."""
 
     def to_json_bytes(self) -> bytes:
         """UTF-8 JSON serialized by pydantic-core straight to bytes: a large project's

@@ -117,8 +117,9 @@ def findings(report: Report) -> list[Finding]:
         for mutant in mutation.mutants:
             if mutant.status != "Survived":
                 continue
+            where = mutant.function or "import-time code"
             text = (
-                f"Surviving mutant in {mutant.function}: {mutant.description} "
+                f"Surviving mutant in {where}: {mutant.description} "
                 f"(covered by {len(mutant.covered_by)} test(s), none failed). {mutant.id}"
             )
             witness = witnesses.get(mutant.id)

@@ -10,7 +10,7 @@ from pathlib import Path
 from auditor import feedback
 from auditor.errors import AuditError
 from auditor.report import Report
-from reports import html, junit, markdown, sarif, stryker
+from reports import badge, html, junit, markdown, pr_comment, sarif, sonarqube, stryker
 
 FORMATS: dict[str, Callable[[Report, Report | None], str]] = {
     "html": html.render,
@@ -19,6 +19,9 @@ FORMATS: dict[str, Callable[[Report, Report | None], str]] = {
     "stryker": lambda report, previous: stryker.render(report),
     "junit": lambda report, previous: junit.render(report),
     "feedback": lambda report, previous: feedback.build(report).render(),
+    "pr_comment": pr_comment.render,
+    "badge": lambda report, previous: badge.render(report),
+    "sonarqube": lambda report, previous: sonarqube.render(report),
 }
 """Format name -> renderer(report, previous report or None)."""
 

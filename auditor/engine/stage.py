@@ -259,7 +259,16 @@ def _select_scope(
         changed = selection.changed_lines(project.root, config.diff)
         tests = {relative(str(path), project.root) for path in project.test_files}
         in_scope = selection.touched_by_diff(planned, changed, tests & set(changed))
-        scope = Scope(kind="diff", diff_ref=config.diff, changed_files=sorted(changed))
+        scope = Scope(
+            kind="diff",
+            diff_ref=config.diff,
+            changed_files=sorted(changed),
+            changed_lines={
+                path: sorted(lines)
+                for path, lines in sorted(changed.items())
+                if path.endswith(".py")
+            },
+        )
     elif config.shard:
         shard = selection.Shard.parse(config.shard)
         in_scope = [m for m in planned if shard.holds(m.id)]
