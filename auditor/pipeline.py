@@ -26,6 +26,7 @@ from auditor.engine.selection import check_ref
 from auditor.engine.stage import mutation_pool, run_mutation
 from auditor.errors import ConfigError, DiscoveryError
 from auditor.gate import evaluate, require_escalation
+from auditor.history import with_trend
 from auditor.isolation import choose
 from auditor.memory import release_freed_memory
 from auditor.probes.stage import run_probes
@@ -253,6 +254,7 @@ def run_audit(
         if config.escalation.require:
             report.gate = require_escalation(report.gate, report.escalation)
         report.timings = clock.timings
+    report.trend = with_trend(report, project.root)
     return report
 
 

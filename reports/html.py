@@ -163,6 +163,35 @@ def _bars(report: Report) -> list[Bar]:
     ]
 
 
+@dataclass(frozen=True)
+class TrendLine:
+    label: str
+    colour: str
+    points: str
+    """SVG polyline points, x by run, y by percent (100% at the top)."""
+    last: float
+
+
+def _trend(report: Report, width: float = 600.0, height: float = 120.0) -> list[TrendLine]:
+    """Mutation score and line coverage over the recorded runs (two runs at least)."""
+    points = report.trend
+    if len(points) < 2:
+        return []
+    step = width / (len(points) - 1)
+    series = [
+        ("mutation score", "#2e7d32", [p.targeted_score or p.mutation_score for p in points]),
+        ("line coverage", "#90a4ae", [p.line_coverage for p in points]),
+    ]
+    lines = []
+    for label, colour, values in series:
+        known = [(i, v) for i, v in enumerate(values) if v is not None]
+        if len(known) < 2:
+            continue
+        xy = " ".join(f"{40 + i * step:.1f},{10 + height * (1 - v / 100):.1f}" for i, v in known)
+        lines.append(TrendLine(label, colour, xy, known[-1][1]))
+    return lines
+
+
 def _segments(report: Report, width: float) -> list[Segment]:
     if report.mutation is None:
         return []
@@ -238,6 +267,7 @@ def render(report: Report, previous: Report | None = None) -> str:
         "changes": changes,
         "bars": _bars(report),
         "segments": _segments(report, 600.0),
+        "trend": _trend(report),
         "colours": _STATUS_COLOURS,
         "functions": [
             {

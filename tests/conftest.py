@@ -93,9 +93,11 @@ def cached_results(root: Path) -> int:
 
 def stable(report: dict) -> dict:
     """The report without what legitimately differs between runs: times, memory, cache
-    use, where the project lies, and the wording of timeouts."""
+    use, where the project lies, the wording of timeouts, and the trend (one more point
+    per run)."""
     report = json.loads(json.dumps(report))
     report.pop("timings")
+    report.pop("trend")
     report["project"].pop("root")
     report["baseline"].pop("memory_growth_mb")
     for test in report["baseline"]["tests"]:
