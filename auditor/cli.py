@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 import click
 from rich.console import Console
 
+from auditor.acceptance import read_ledger
 from auditor.errors import AuditError, ConfigError, DiscoveryError, ExitCode
 from auditor.feedback import DEFAULT_MAX_CHARS
 from auditor.report import Report, json_schema, read_report
@@ -240,6 +241,9 @@ def _output_targets(
 @click.option("--max-surviving", type=int, help="Gate: most surviving mutants allowed.")
 @click.option("--max-pseudo-tested", type=int, help="Gate: most pseudo-tested functions.")
 @click.option(
+    "--max-accepted-percent", type=float, help="Gate: most accepted survivors (% of mutants)."
+)
+@click.option(
     "--baseline",
     "baseline_report",
     type=click.Path(),
@@ -302,6 +306,7 @@ def run(
     min_assertion_kill_share: float | None,
     max_surviving: int | None,
     max_pseudo_tested: int | None,
+    max_accepted_percent: float | None,
     baseline_report: str | None,
     escalate: bool | None,
     deep_model: str | None,
@@ -364,6 +369,7 @@ def run(
         "min_assertion_kill_share": min_assertion_kill_share,
         "max_surviving": max_surviving,
         "max_pseudo_tested": max_pseudo_tested,
+        "max_accepted_percent": max_accepted_percent,
         "max_unhandled_crashes": max_unhandled_crashes,
     }
     gate.update({key: value for key, value in thresholds.items() if value is not None})
@@ -390,6 +396,7 @@ def run(
     )
     output = (cwd / json_path) if json_path else (root / config.report_json)
     _check_outputs(output, cwd, config.outputs.model_dump(), root)
+    read_ledger(root)  # a malformed ledger is an error before any test runs
     stderr = Console(stderr=True)
     if quiet:
         report = run_audit(list(tests), config, cwd, SilentProgress())
@@ -591,6 +598,39 @@ def feedback(report_path: str, max_chars: int, files: tuple[str, ...]) -> None:
         if file not in known:
             raise AuditError("feedback", f"{file} is not a file of the code under test")
     click.echo(build(report, set(files) if files else None).render(max_chars), nl=False)
+
+
+@cli.command()
+@click.argument("mutant_id")
+@click.option("--reason", required=True, help="Why this survivor needs no test.")
+@click.option(
+    "--report",
+    "report_path",
+    default=".audit/report.json",
+    show_default=True,
+    help="The saved report the mutant is in.",
+)
+def accept(mutant_id: str, reason: str, report_path: str) -> None:
+    """Accept a surviving mutant, with the reason, in the project's .audit/accepted.toml:
+    later runs mark it Ignored (out of the scores) until its mutated lines change.
+
+    \b
+    audit accept 'shop/cart.py::Cart.add::constants.string@2:29#0' --reason "log text"
+    """
+    from auditor.acceptance import write_entry
+
+    path = Path.cwd() / report_path
+    if not path.exists():
+        raise AuditError("accept", f"no report at {path}: run `audit TESTS` first")
+    report = read_report(path)
+    mutants = report.mutation.mutants if report.mutation else []
+    mutant = next((m for m in mutants if m.id == mutant_id), None)
+    if mutant is None:
+        raise AuditError("accept", f"no mutant {mutant_id!r} in {path}")
+    if mutant.status != "Survived" and not mutant.accepted:
+        raise AuditError("accept", f"{mutant_id} is {mutant.status}, not a surviving mutant")
+    ledger = write_entry(Path(report.project.root), mutant, reason)
+    click.echo(f"accepted {mutant_id} in {ledger}")
 
 
 @cli.command()

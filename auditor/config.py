@@ -56,6 +56,9 @@ class GateConfig(_Strict):
     exception, a crash or a timeout: how much of the score is evidence of an oracle."""
     max_surviving: int | None = Field(default=None, ge=0)
     max_pseudo_tested: int | None = Field(default=None, ge=0)
+    max_accepted_percent: float | None = Field(default=None, ge=0, le=100)
+    """Accepted survivors (`# audit: accept[...]`, `.audit/accepted.toml`), in percent of
+    the mutants that count plus the accepted."""
     generators: dict[str, GeneratorGate] = Field(default_factory=dict)
     """Thresholds per generator (`[tool.audit.gate.generators.fast]`)."""
     max_unhandled_crashes: int | None = Field(default=None, ge=0)

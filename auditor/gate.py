@@ -86,6 +86,7 @@ def _mutation_conditions(
         config.min_assertion_kill_share,
         config.max_surviving,
         config.max_pseudo_tested,
+        config.max_accepted_percent,
     ]
     if all(value is None for value in wanted):
         return []
@@ -124,10 +125,19 @@ def _mutation_conditions(
         conditions.append(
             _at_most("max_pseudo_tested", config.max_pseudo_tested, len(mutation.pseudo_tested))
         )
+    if config.max_accepted_percent is not None:
+        accepted = sum(1 for m in mutation.mutants if m.accepted)
+        counted = sum(1 for m in mutation.mutants if m.status not in ("Ignored", "CompileError"))
+        share = 100 * accepted / (counted + accepted) if accepted else 0.0
+        conditions.append(
+            _condition(
+                "max_accepted_percent", config.max_accepted_percent, round(share, 2), False, "%"
+            )
+        )
     if notes and estimate is None:
         conditions = [
             condition.model_copy(update={"message": f"{condition.message} ({'; '.join(notes)})"})
-            if condition.name != "max_pseudo_tested"
+            if condition.name not in ("max_pseudo_tested", "max_accepted_percent")
             else condition
             for condition in conditions
         ]
@@ -136,7 +146,7 @@ def _mutation_conditions(
             condition.model_copy(
                 update={"message": condition.message + " (95% bound of a sampled estimate)"}
             )
-            if condition.name != "max_pseudo_tested"
+            if condition.name not in ("max_pseudo_tested", "max_accepted_percent")
             else condition
             for condition in conditions
         ]

@@ -247,6 +247,9 @@ class Mutant(_Model):
     ran on a temporary copy of the project with the mutated file; `none` did not run
     (no coverage, ignored)."""
     covered_by: list[str] = Field(default_factory=list)
+    accepted: str = ""
+    """Why a survivor needs no test (`# audit: accept[...]` or `.audit/accepted.toml`):
+    it is then `Ignored`, out of the scores."""
     killed_by: list[str] = Field(default_factory=list)
     kill_kind: Literal["assertion", "error", "crash", "timeout", ""] = ""
     """How the killing test failed: a check (assert, raises, fail) failed, another
@@ -455,6 +458,8 @@ class MutationSection(_Model):
     interrupted: bool = False
     """Ctrl-C stopped the stage: the mutants listed are those with a final verdict."""
     data_tables: list[DataTableSample] = Field(default_factory=list)
+    expired_acceptances: list[str] = Field(default_factory=list)
+    """Mutants of `.audit/accepted.toml` whose change is no longer the one accepted."""
 
     def finished(self, sampling: bool) -> bool:
         """Whether the verdicts answer for the whole scope. A budget that ran out leaves an

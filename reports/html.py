@@ -16,6 +16,8 @@ from auditor.report import Mutant, Report
 from reports.summary import (
     FINDING_TITLES,
     Change,
+    acceptance_note,
+    accepted,
     banner,
     by_place,
     carrying_note,
@@ -268,6 +270,8 @@ def render(report: Report, previous: Report | None = None) -> str:
         "bars": _bars(report),
         "segments": _segments(report, 600.0),
         "trend": _trend(report),
+        "accepted": accepted(report),
+        "acceptance_note": acceptance_note(report),
         "colours": _STATUS_COLOURS,
         "functions": [
             {

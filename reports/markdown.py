@@ -5,6 +5,8 @@ from __future__ import annotations
 from auditor.report import Report
 from reports.summary import (
     FINDING_TITLES,
+    acceptance_note,
+    accepted,
     banner,
     carrying_note,
     code_under_test,
@@ -65,6 +67,21 @@ def render(report: Report, previous: Report | None = None) -> str:
         if len(found) > _SHOWN_SURVIVORS:
             lines.append(f"| ... | {len(found) - _SHOWN_SURVIVORS} more in the full report |")
         lines.append("")
+    shown = accepted(report)
+    if shown:
+        lines += [f"### Accepted survivors ({len(shown)})", "", "| where | change | why |"]
+        lines.append("|---|---|---|")
+        for mutant in shown[:_SHOWN_SURVIVORS]:
+            lines.append(
+                f"| `{mutant.file}:{mutant.line}` | `{_cell(mutant.description)}` "
+                f"| {_cell(mutant.accepted)} |"
+            )
+        if len(shown) > _SHOWN_SURVIVORS:
+            lines.append(f"| ... | | {len(shown) - _SHOWN_SURVIVORS} more in the full report |")
+        lines.append("")
+    note = acceptance_note(report)
+    if note:
+        lines += [f"> {note}", ""]
     cards = generator_cards(report)
     if cards:
         lines += [

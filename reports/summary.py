@@ -504,3 +504,19 @@ def hardening_summary(report: Report) -> HardeningSummary | None:
         before=pooled([m.before for m in hardened if m.before]) if hardened else None,
         after=pooled([m.after for m in hardened if m.after]) if hardened else None,
     )
+
+
+def accepted(report: Report) -> list[Mutant]:
+    """Survivors someone accepted, with their reasons (`auditor.acceptance`), by place."""
+    return by_place([m for m in report.mutation.mutants if m.accepted]) if report.mutation else []
+
+
+def acceptance_note(report: Report) -> str | None:
+    """Ledger entries that no longer apply: their mutated lines changed."""
+    expired = report.mutation.expired_acceptances if report.mutation else []
+    if not expired:
+        return None
+    return (
+        f"{len(expired)} accepted mutant(s) in .audit/accepted.toml expired: their lines "
+        "changed, so they count again until accepted anew"
+    )

@@ -12,6 +12,8 @@ from auditor import pids
 from auditor.report import Report
 from reports.summary import (
     FINDING_TITLES,
+    acceptance_note,
+    accepted,
     banner,
     carrying_note,
     code_under_test,
@@ -178,6 +180,14 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
     console.print(headline)
     if mutation is not None:
         _render_mutation(mutation, console, scope_notes(report))
+        shown = accepted(report)
+        if shown:
+            console.print(f"accepted survivors (out of the scores): {len(shown)}")
+            for mutant in shown[:_SHOWN_SURVIVORS]:
+                console.print(f"  {escape(mutant.file)}:{mutant.line} {escape(mutant.accepted)}")
+        note = acceptance_note(report)
+        if note:
+            console.print(f"[bold]{escape(note)}[/bold]")
 
     cards = generator_cards(report)
     if cards:

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+from auditor import acceptance
 from auditor.baseline.coverage_data import relative
 from auditor.checks import assertion_evidence
 from auditor.config import AuditConfig
@@ -488,9 +489,13 @@ def _mutate(
     project_known = _project_known(scope, planned, results, cache)
     stopped_by_budget = any(m.id not in results for m in runnable)
     reported = [m for m in in_scope if not m.runnable or m.id in results]
-    mutants = sorted(
-        (_to_report(m, results.get(m.id), m.id in cached) for m in reported),
-        key=lambda mutant: mutant.id,
+    mutants, expired = acceptance.apply(
+        sorted(
+            (_to_report(m, results.get(m.id), m.id in cached) for m in reported),
+            key=lambda mutant: mutant.id,
+        ),
+        {m.file: m.source for m in in_scope},
+        acceptance.read_ledger(project.root),
     )
     duration = time.perf_counter() - started
     executed = len(to_run)
@@ -523,6 +528,7 @@ def _mutate(
         stopped_by_budget=stopped_by_budget and not interrupted,
         interrupted=interrupted,
         data_tables=[planner.data_tables[key] for key in sorted(planner.data_tables)],
+        expired_acceptances=expired,
     )
 
 
