@@ -268,6 +268,7 @@ def _output_targets(
 )
 @_output_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars, only the summary.")
+@click.option("--mutation-from", type=click.Choice(["run", "mutmut"]), hidden=True)
 def run(
     tests: tuple[str, ...],
     src: tuple[str, ...],
@@ -315,6 +316,7 @@ def run(
     apply: bool | None,
     require_escalation: bool | None,
     quiet: bool,
+    mutation_from: str | None,
 ) -> None:
     """Audit the pytest suite in TESTS (default: the configured tests, or tests/)."""
     from auditor.pipeline import resolve_config, run_audit
@@ -341,6 +343,7 @@ def run(
     if time_budget is not None:
         overrides["time_budget"] = parse_duration(time_budget)
     plain = {
+        "mutation_from": mutation_from,
         "test_timeout": timeout,
         "sandbox": sandbox,
         "mutation": mutation,
@@ -391,12 +394,16 @@ def run(
     if escalation:
         overrides["escalation"] = escalation
 
-    config, root = resolve_config(
+    config, root, settings_from = resolve_config(
         list(tests), overrides, cwd, Path(config_file).resolve() if config_file else None
     )
     output = (cwd / json_path) if json_path else (root / config.report_json)
     _check_outputs(output, cwd, config.outputs.model_dump(), root)
     read_ledger(root)  # a malformed ledger is an error before any test runs
+    if settings_from:
+        mutmut_keys = ("src", "tests", "do_not_mutate")
+        taken = "; ".join(f"{key} = {getattr(config, key)}" for key in mutmut_keys)
+        click.echo(f"audit: no [tool.audit]; read {settings_from}: {taken}", err=True)
     stderr = Console(stderr=True)
     if quiet:
         report = run_audit(list(tests), config, cwd, SilentProgress())
@@ -470,7 +477,7 @@ def compare(
         if not (cwd / suite).exists():
             raise DiscoveryError(f"test path '{suite}' does not exist")
     overrides: dict[str, Any] = {"all_killers": True} if all_killers else {}
-    config, _ = resolve_config([suites[0]], overrides, cwd, None)
+    config, _, _ = resolve_config([suites[0]], overrides, cwd, None)
     for path in (json_path, html_path):
         if path is not None:
             check_writable((cwd / path).resolve())
@@ -598,6 +605,34 @@ def feedback(report_path: str, max_chars: int, files: tuple[str, ...]) -> None:
         if file not in known:
             raise AuditError("feedback", f"{file} is not a file of the code under test")
     click.echo(build(report, set(files) if files else None).render(max_chars), nl=False)
+
+
+@cli.group(name="import")
+def import_results() -> None:
+    """Audit with the verdicts of another mutation tool's finished run."""
+
+
+@import_results.command(
+    name="mutmut",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    add_help_option=False,
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def import_mutmut(ctx: click.Context, args: tuple[str, ...]) -> None:
+    """Audit TESTS as `audit run` does, with mutmut 3's verdicts from the project's
+    `mutants/` folder instead of running mutants: smells, probes, reports and the gate
+    work on them. Every option of `audit run` applies.
+
+    \b
+    mutmut run && audit import mutmut tests/ --html report.html
+    """
+    if "--help" in args or "-h" in args:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
+    run_context = run.make_context("run", ["--mutation-from", "mutmut", *args], parent=ctx)
+    with run_context:
+        run.invoke(run_context)
 
 
 @cli.command()

@@ -132,6 +132,9 @@ class AuditConfig(_Strict):
 
     src: list[str] = Field(default_factory=list)
     tests: list[str] = Field(default_factory=list)
+    do_not_mutate: list[str] = Field(default_factory=list)
+    """Globs of files of the code under test (relative to the project root) that get no
+    mutants; they still count for coverage and are still probed."""
     report_json: str = ".audit/report.json"
     test_timeout: float = Field(default=10.0, gt=0)
     memory_limit_mb: int = Field(default=4096, ge=64)
@@ -149,6 +152,9 @@ class AuditConfig(_Strict):
     assertion_helpers: list[str] = Field(default_factory=list)
     disable_smells: list[str] = Field(default_factory=list)
     mutation: bool = True
+    mutation_from: Literal["run", "mutmut"] = "run"
+    """`mutmut`: take the verdicts of a finished mutmut 3 run (its `mutants/` folder)
+    instead of running mutants (`audit import mutmut`)."""
     probes: bool = True
     """Run the property-based probes (needs the baseline; witnesses need mutation)."""
     probe_examples: int = Field(default=100, ge=1)

@@ -288,7 +288,7 @@ def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> 
     left_out: list[tuple[Path, str]] = []
     if src:
         source_paths = _resolve_src(root, src)
-        reason = "named by --src or [tool.audit] src"
+        reason = "named by --src, [tool.audit] src or mutmut's paths_to_mutate"
     else:
         source_paths, reason, left_out = _code_under_test(root, tests)
     if not source_paths:

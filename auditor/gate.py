@@ -252,20 +252,29 @@ def rate(
         return None
     scores, notes = _gated_scores(config, mutation, None)
     score = scores.score or 0.0
-    share = scores.assertion_share or 0.0
+    imported = bool(mutation.mutants) and all(m.path == "imported" for m in mutation.mutants)
+    share = None if imported else scores.assertion_share or 0.0
     high = smells.counts.get("high", 0)
     level = next((name for name, floor in SCORE_FLOORS if score >= floor), "shallow")
-    if share < MIN_ASSERTION_SHARE:
+    if share is not None and share < MIN_ASSERTION_SHARE:
         level = "shallow"
     elif high > MAX_HIGH_SMELLS_PER_TEST * max(tests, 1) and level in ("strong", "adequate"):
         level = "weak"
     scope = f", {'; '.join(notes)}" if notes else ""
+    kills = (
+        "how its kills failed is not known (mutmut's verdicts)"
+        if share is None
+        else f"{share:.1f}% of its kills by a failing check"
+    )
     reason = (
-        f"mutation score {score:.1f}%{scope}, {share:.1f}% of its kills by a failing check; "
+        f"mutation score {score:.1f}%{scope}, {kills}; "
         f"{high} high-severity smell{'s' if high != 1 else ''} in {tests} tests"
     )
     return Rating(
-        level=level, score=round(score, 2), assertion_share=round(share, 2), reason=reason
+        level=level,
+        score=round(score, 2),
+        assertion_share=None if share is None else round(share, 2),
+        reason=reason,
     )
 
 

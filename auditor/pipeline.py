@@ -14,11 +14,11 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from auditor import __version__
+from auditor import __version__, mutmut_config
 from auditor.audit_folder import audit_folder
 from auditor.baseline.coverage_data import relative
 from auditor.baseline.stage import run_baseline
-from auditor.config import AuditConfig, load_config
+from auditor.config import AuditConfig, load_config, read_pyproject_section
 from auditor.discovery import Project, discover, find_rootdir
 from auditor.engine.distributed import check_scheduler
 from auditor.engine.early_sites import EarlySites
@@ -29,6 +29,7 @@ from auditor.gate import evaluate, require_escalation
 from auditor.history import with_trend
 from auditor.isolation import choose
 from auditor.memory import release_freed_memory
+from auditor.mutmut_import import import_mutmut, result_files
 from auditor.probes.stage import run_probes
 from auditor.progress import SilentProgress, StageProgress
 from auditor.provenance import provenance
@@ -79,14 +80,23 @@ def _project_info(project: Project) -> ProjectInfo:
 
 def resolve_config(
     test_paths: list[str], overrides: dict[str, Any], cwd: Path, config_file: Path | None
-) -> tuple[AuditConfig, Path]:
-    """Find the project root from the test paths and load its `[tool.audit]`."""
+) -> tuple[AuditConfig, Path, str]:
+    """Find the project root from the test paths and load its `[tool.audit]`; without
+    one, mutmut's settings (`auditor.mutmut_config`). Returns the config, the root, and
+    where mutmut's settings were read ('' when they were not)."""
     anchor = (cwd / test_paths[0]).resolve() if test_paths else cwd.resolve()
     if not anchor.exists():
         raise DiscoveryError(f"test path '{test_paths[0]}' does not exist")
     root, _, _ = find_rootdir(anchor if anchor.is_dir() else anchor.parent)
     pyproject = config_file or (root / "pyproject.toml")
-    return load_config(pyproject if pyproject.is_file() else None, overrides), root
+    has_pyproject = pyproject.is_file()
+    origin = ""
+    if config_file is None and not (has_pyproject and read_pyproject_section(pyproject)):
+        mutmut = mutmut_config.read(root)
+        if mutmut is not None and mutmut.values:
+            overrides = {**mutmut.values, **overrides}
+            origin = mutmut.origin
+    return load_config(pyproject if has_pyproject else None, overrides), root, origin
 
 
 class _StageClock:
@@ -121,6 +131,8 @@ def _check_before_any_test_runs(project: Project, config: AuditConfig) -> None:
             raise ConfigError(str(exc)) from None
         if config.diff:
             check_ref(project.root, config.diff)
+        if config.mutation_from == "mutmut":
+            result_files(project.root)
 
 
 def run_audit(
@@ -149,16 +161,19 @@ def run_audit(
 
     mutation = None
     with contextlib.ExitStack() as helpers:
+        imported = config.mutation and config.mutation_from == "mutmut"
+        running = config.mutation and not imported
         # The mutation sites are found during the baseline, on the core it leaves idle.
-        early_sites = EarlySites.start(project, config)
-        helpers.callback(early_sites.stop)
+        early_sites = EarlySites.start(project, config) if running else None
+        if early_sites is not None:
+            helpers.callback(early_sites.stop)
         with clock.stage("baseline") as done:
             baseline, coverage = run_baseline(project, config, progress.update, deadline)
             done(f"{baseline.passed} passed, {baseline.excluded} excluded")
 
         # The mutation runners collect the tests on the other cores during the smells.
         pool = None
-        if config.mutation:
+        if running:
             pool = helpers.enter_context(mutation_pool(project, config, baseline))
         with clock.stage("smells", total=len(project.test_files)) as done:
             smells = analyze(
@@ -171,12 +186,16 @@ def run_audit(
             done(f"{len(smells.findings)} findings")
         release_freed_memory()  # the test modules' syntax trees
 
-        if pool is not None:
-            early_sites.wait()
+        if pool is not None or imported:
             with clock.stage("mutate") as done:
-                mutation = run_mutation(
-                    project, config, baseline, progress.update, pool=pool, deadline=deadline
-                )
+                if imported:
+                    mutation = import_mutmut(project, baseline)
+                else:
+                    if early_sites is not None:
+                        early_sites.wait()
+                    mutation = run_mutation(
+                        project, config, baseline, progress.update, pool=pool, deadline=deadline
+                    )
                 smells = with_mutation_evidence(
                     smells, mutation, project.root, config.disable_smells
                 )

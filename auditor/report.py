@@ -238,14 +238,14 @@ class Mutant(_Model):
     diff: str
     status: MutantStatus
     status_reason: str = ""
-    path: Literal["swap", "module", "subprocess", "copy", "none"]
+    path: Literal["swap", "module", "subprocess", "copy", "none", "imported"]
     """How it ran: `swap` replaced the function's code object in a forked child; `module`
     re-executed the mutated module there; `subprocess`: only Python subprocesses of the
     tests run the line, and the child served them the mutated file through an import
     hook. Tests whose subprocesses run the line follow the in-process tests on the
     first two paths too. `copy` is the fallback where the hook cannot reach: the tests
     ran on a temporary copy of the project with the mutated file; `none` did not run
-    (no coverage, ignored)."""
+    (no coverage, ignored); `imported`: the verdict is mutmut's (`audit import mutmut`)."""
     covered_by: list[str] = Field(default_factory=list)
     accepted: str = ""
     """Why a survivor needs no test (`# audit: accept[...]` or `.audit/accepted.toml`):
@@ -484,8 +484,9 @@ class Rating(_Model):
     level: Literal["shallow", "weak", "adequate", "strong"]
     score: float
     """The mutation score it rates (targeted unless `gate_on = "all"`)."""
-    assertion_share: float
-    """Of the detected mutants, those a failing check caught, in percent."""
+    assertion_share: float | None
+    """Of the detected mutants, those a failing check caught, in percent (None for
+    imported verdicts, which do not say)."""
     reason: str
 
 

@@ -36,20 +36,24 @@ _FIELD = {
 def scores(mutants: Iterable[Mutant]) -> MutationScores:
     counts = StatusCounts()
     by_assertion = 0
+    kinds_known = False
     for mutant in mutants:
         name = _FIELD[mutant.status]
         setattr(counts, name, getattr(counts, name) + 1)
         by_assertion += mutant.status == "Killed" and caught_by_a_check(mutant)
+        kinds_known = kinds_known or bool(is_detected(mutant) and mutant.kill_kind)
     detected = counts.killed + counts.timeout
     valid = detected + counts.survived + counts.no_coverage
     covered = detected + counts.survived
+    # Imported verdicts (mutmut's) say nothing of how a mutant was killed.
+    share = round(100.0 * by_assertion / detected, 2) if detected and kinds_known else None
     return MutationScores(
         counts=counts,
         score=round(100.0 * detected / valid, 2) if valid else None,
         covered_score=round(100.0 * detected / covered, 2) if covered else None,
         by_assertion=by_assertion,
-        assertion_share=round(100.0 * by_assertion / detected, 2) if detected else None,
-        assertion_score=round(100.0 * by_assertion / valid, 2) if valid else None,
+        assertion_share=share,
+        assertion_score=round(100.0 * by_assertion / valid, 2) if valid and kinds_known else None,
     )
 
 
@@ -255,7 +259,7 @@ def derived_fields(
     functions = function_scores(mutants)
     paths = {"swap": 0, "module": 0, "subprocess": 0, "copy": 0, "none": 0}
     for mutant in mutants:
-        paths[mutant.path] += 1
+        paths[mutant.path] = paths.get(mutant.path, 0) + 1
     targeted = set(targeted_files)
     return {
         "scores": scores(mutants),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import hashlib
 import math
 import os
@@ -253,6 +254,18 @@ def _to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) ->
     )
 
 
+def _mutated_files(project: Project, config: AuditConfig) -> list[Path]:
+    """The files of the code under test less those `do_not_mutate` names."""
+    return [
+        path
+        for path in project.source_files
+        if not any(
+            fnmatch.fnmatch(relative(str(path), project.root), glob)
+            for glob in config.do_not_mutate
+        )
+    ]
+
+
 def _select_scope(
     project: Project, config: AuditConfig, planned: list[PlannedMutant]
 ) -> tuple[list[PlannedMutant], Scope]:
@@ -399,7 +412,7 @@ def _mutate(
 ) -> MutationSection:
     started = time.perf_counter()
     planner = planner_for(project, config, baseline, cache)
-    planned = plan(planner, project.source_files)
+    planned = plan(planner, _mutated_files(project, config))
     in_scope, scope = _select_scope(project, config, planned)
     if only is not None:
         in_scope = [m for m in in_scope if m.id in only]
