@@ -269,6 +269,11 @@ def _output_targets(
 @_output_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars, only the summary.")
 @click.option("--mutation-from", type=click.Choice(["run", "mutmut"]), hidden=True)
+@click.option(
+    "--type-check",
+    type=click.Choice(["auto", "off", "mypy", "pyright", "ty"]),
+    help="Drop mutants the project's type checker rejects (default auto: if configured).",
+)
 def run(
     tests: tuple[str, ...],
     src: tuple[str, ...],
@@ -317,6 +322,7 @@ def run(
     require_escalation: bool | None,
     quiet: bool,
     mutation_from: str | None,
+    type_check: str | None,
 ) -> None:
     """Audit the pytest suite in TESTS (default: the configured tests, or tests/)."""
     from auditor.pipeline import resolve_config, run_audit
@@ -344,6 +350,7 @@ def run(
         overrides["time_budget"] = parse_duration(time_budget)
     plain = {
         "mutation_from": mutation_from,
+        "type_check": type_check,
         "test_timeout": timeout,
         "sandbox": sandbox,
         "mutation": mutation,

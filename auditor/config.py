@@ -152,6 +152,9 @@ class AuditConfig(_Strict):
     assertion_helpers: list[str] = Field(default_factory=list)
     disable_smells: list[str] = Field(default_factory=list)
     mutation: bool = True
+    type_check: Literal["auto", "off", "mypy", "pyright", "ty"] = "auto"
+    """Type-check function-body mutants before they run and drop those the checker
+    rejects; `auto` uses the checker the project configures, when it is installed."""
     mutation_from: Literal["run", "mutmut"] = "run"
     """`mutmut`: take the verdicts of a finished mutmut 3 run (its `mutants/` folder)
     instead of running mutants (`audit import mutmut`)."""

@@ -410,6 +410,17 @@ class TargetedScores(_Model):
     scores: MutationScores
 
 
+class TypeCheckSummary(_Model):
+    """The type-checker pre-filter (`auditor.engine.type_check`)."""
+
+    checker: str
+    checked: int
+    """Function-body mutants type-checked."""
+    rejected: int
+    """Of those, the ones the checker rejected: status `CompileError`, never run."""
+    duration: float
+
+
 class MutationSection(_Model):
     scores: MutationScores
     targeted: TargetedScores | None = None
@@ -458,6 +469,7 @@ class MutationSection(_Model):
     interrupted: bool = False
     """Ctrl-C stopped the stage: the mutants listed are those with a final verdict."""
     data_tables: list[DataTableSample] = Field(default_factory=list)
+    type_check: TypeCheckSummary | None = None
     expired_acceptances: list[str] = Field(default_factory=list)
     """Mutants of `.audit/accepted.toml` whose change is no longer the one accepted."""
 

@@ -245,11 +245,14 @@ AUDIT_VARIANTS = {
     "no-probes": ["--no-probes"],
     "function-bodies": ["--no-probes", "--no-module-level"],
     "in-process": ["--no-probes", "--no-module-level", "--no-copy-path"],
+    "no-type-check": ["--type-check", "off"],
 }
 """default: `audit TESTS` as the README tells a user, probes included (the headline);
 stripped: the same on the project's suite with its assertions removed
 (strip_assertions.py); the others are extra rows: without probes, without import-time
-mutants (the code mutmut mutates), and without the copy-path fallback too."""
+mutants (the code mutmut mutates), and without the copy-path fallback too; without the
+type-checker pre-filter (it applies when the project configures mypy and the venv has
+it: humanize)."""
 
 
 def run_audit(name: str, root: Path, jobs: int, variant: str, python: str) -> Measurement:

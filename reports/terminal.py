@@ -44,6 +44,12 @@ def _render_mutation(mutation, console: Console, notes: list[str]) -> None:
         details.append(f"{mutation.paths['copy']} on a project copy")
     if mutation.mutants_per_second:
         details.insert(0, f"{mutation.mutants_per_second:g} mutants/s")
+    checked = mutation.type_check
+    if checked is not None:
+        details.append(
+            f"{checked.checker} rejected {checked.rejected} of {checked.checked} "
+            f"function mutants in {checked.duration:g}s: they never ran"
+        )
     console.print(
         f"mutation: {len(mutation.mutants)} mutants in {mutation.duration:g}s "
         f"({', '.join(details)})"

@@ -30,6 +30,7 @@ from auditor.engine.executor import PoolSettings, RunnerPool
 from auditor.engine.plan import PlannedMutant, Planner, TimeoutPolicy, plan
 from auditor.engine.protocol import Job, JobResult, text_digest
 from auditor.engine.readers import ReadIndex
+from auditor.engine.type_check import reject_ill_typed
 from auditor.engine.verify import verify_sample
 from auditor.errors import ConfigError, IncompleteRunError
 from auditor.isolation import choose
@@ -416,6 +417,9 @@ def _mutate(
     in_scope, scope = _select_scope(project, config, planned)
     if only is not None:
         in_scope = [m for m in in_scope if m.id in only]
+    type_checked = reject_ill_typed(
+        in_scope, project.root, config.type_check, project.root / ".audit" / "mypy-cache"
+    )
     module_names = {
         str(path): module_name(path, project.source_roots) for path in project.source_files
     }
@@ -541,6 +545,7 @@ def _mutate(
         stopped_by_budget=stopped_by_budget and not interrupted,
         interrupted=interrupted,
         data_tables=[planner.data_tables[key] for key in sorted(planner.data_tables)],
+        type_check=type_checked,
         expired_acceptances=expired,
     )
 

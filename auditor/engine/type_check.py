@@ -1,0 +1,241 @@
+"""The type-checker pre-filter: mutants the project's own type checker rejects never run.
+
+A mutant that does not type-check (`len(x) + 1` -> `len(x) + "XX"`) would be caught
+by the project's CI before any test, so it says nothing about the tests. When the
+project configures mypy, each mutated function is type-checked in one batch per run:
+every source file with mutants is shadowed (`mypy --shadow-file`) by a copy that holds,
+right after each function, one renamed copy of it per mutant (`_audit_mutant_7`). One
+mypy run checks them all in the module's own context (imports, class, config). An
+error inside a copy that the original function does not have at the same place rejects
+that mutant: status `CompileError`, "rejected by mypy: ...".
+
+Only function-body mutants are checked (import-time code has no function to copy),
+and not those of property setters, deleters or overloads (a renamed copy would not mean
+the same). pyright and ty have no shadow files; they are not supported yet.
+"""
+
+from __future__ import annotations
+
+import configparser
+import importlib.util
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from auditor.engine.plan import PlannedMutant
+from auditor.errors import AuditError
+from auditor.report import TypeCheckSummary
+
+CHECKERS = ("mypy", "pyright", "ty")
+_ERROR = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?:\d+:)? error: (?P<message>.*)$")
+_SKIPPED_DECORATORS = re.compile(r"@\s*(?:\w+\.)*(?:setter|deleter|overload)\b")
+_TIMEOUT = 600
+
+
+def configured_checker(root: Path) -> str | None:
+    """The type checker the project configures (mypy first), or None."""
+    pyproject = root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8", errors="replace") if pyproject.is_file() else ""
+    if "[tool.mypy]" in text or (root / "mypy.ini").is_file() or (root / ".mypy.ini").is_file():
+        return "mypy"
+    setup_cfg = root / "setup.cfg"
+    if setup_cfg.is_file():
+        parser = configparser.ConfigParser()
+        try:
+            parser.read(setup_cfg, encoding="utf-8")
+        except configparser.Error:
+            return None
+        if parser.has_section("mypy"):
+            return "mypy"
+    if "[tool.pyright]" in text or (root / "pyrightconfig.json").is_file():
+        return "pyright"
+    if "[tool.ty]" in text or (root / "ty.toml").is_file():
+        return "ty"
+    return None
+
+
+def chosen_checker(setting: str, root: Path) -> str | None:
+    """`auto`: the configured checker when it is installed; a named one must be."""
+    if setting == "off":
+        return None
+    checker = configured_checker(root) if setting == "auto" else setting
+    if checker is None:
+        return None
+    if checker != "mypy":
+        if setting == "auto":
+            return None
+        raise AuditError("type-check", f"{checker} is not supported yet: use mypy or off")
+    if importlib.util.find_spec("mypy") is None:
+        if setting == "auto":
+            return None
+        raise AuditError("type-check", "mypy is not installed in this environment")
+    return checker
+
+
+@dataclass
+class _Copy:
+    mutant: PlannedMutant
+    first_line: int
+    last_line: int
+    original_first_line: int
+
+
+def reject_ill_typed(
+    mutants: list[PlannedMutant], root: Path, setting: str, cache_dir: Path
+) -> TypeCheckSummary | None:
+    """Type-check the runnable function-body mutants; those the checker rejects get
+    status `CompileError` (in place). None when no checker applies."""
+    checker = chosen_checker(setting, root)
+    if checker is None:
+        return None
+    started = time.perf_counter()
+    by_file: dict[str, list[PlannedMutant]] = defaultdict(list)
+    for mutant in mutants:
+        if mutant.runnable and mutant.site.function and not _skipped(mutant):
+            by_file[mutant.abs_path].append(mutant)
+    copies: dict[str, list[_Copy]] = {}
+    with tempfile.TemporaryDirectory(prefix="audit-typecheck-") as scratch:
+        shadows = []
+        for number, (path, group) in enumerate(sorted(by_file.items())):
+            text, placed = _with_copies(group[0].source, group)
+            shadow = Path(scratch) / f"shadow_{number}.py"
+            shadow.write_text(text, encoding="utf-8")
+            shadows.append((path, shadow))
+            copies[path] = placed
+        errors = _run_mypy(root, shadows, cache_dir) if shadows else {}
+    rejected = 0
+    for path, placed in copies.items():
+        found = errors.get(path, [])
+        for copy in placed:
+            reason = _new_error(copy, found)
+            if reason:
+                copy.mutant.status = "CompileError"
+                copy.mutant.path = "none"
+                copy.mutant.status_reason = f"rejected by {checker}: {reason}"
+                rejected += 1
+    checked = sum(len(placed) for placed in copies.values())
+    return TypeCheckSummary(
+        checker=checker,
+        checked=checked,
+        rejected=rejected,
+        duration=round(time.perf_counter() - started, 3),
+    )
+
+
+def _skipped(mutant: PlannedMutant) -> bool:
+    site = mutant.site
+    start = _offset_of_line(mutant.source, site.function_first_line)
+    head = mutant.source[start : mutant.source.find("def ", start) + 4]
+    return bool(_SKIPPED_DECORATORS.search(head))
+
+
+def _offset_of_line(source: str, line: int) -> int:
+    offset = 0
+    for _ in range(line - 1):
+        offset = source.index("\n", offset) + 1
+    return offset
+
+
+def _with_copies(source: str, mutants: list[PlannedMutant]) -> tuple[str, list[_Copy]]:
+    """The source with each mutant's renamed function copy right after the function,
+    and where each copy lies (1-based lines in the returned text)."""
+    by_function: dict[int, list[PlannedMutant]] = defaultdict(list)
+    for mutant in mutants:
+        by_function[mutant.site.function_end].append(mutant)
+    parts, placed, position, line = [], [], 0, 1
+    original_starts: dict[int, int] = {}
+    for end in sorted(by_function):
+        group = by_function[end]
+        site = group[0].site
+        start = _offset_of_line(source, site.function_first_line)
+        before = source[position:end]
+        original_starts[end] = line + source[position:start].count("\n")
+        parts.append(before)
+        line += before.count("\n")
+        if not before.endswith("\n"):
+            parts.append("\n")
+            line += 1
+        for mutant in sorted(group, key=lambda m: m.id):
+            text = _renamed(_mutated_function(source, mutant, start), mutant, len(placed))
+            text = text if text.endswith("\n") else text + "\n"
+            parts.append(text)
+            lines = text.count("\n")
+            placed.append(_Copy(mutant, line, line + lines - 1, original_starts[end]))
+            line += lines
+        position = end
+    parts.append(source[position:])
+    return "".join(parts), placed
+
+
+def _mutated_function(source: str, mutant: PlannedMutant, start: int) -> str:
+    site = mutant.site
+    return source[start : site.start] + site.replacement + source[site.end : site.function_end]
+
+
+def _renamed(text: str, mutant: PlannedMutant, number: int) -> str:
+    name = mutant.site.function.rpartition(".")[2]
+    return re.sub(rf"\bdef\s+{re.escape(name)}\b", f"def _audit_mutant_{number}", text, count=1)
+
+
+def _run_mypy(
+    root: Path, shadows: list[tuple[str, Path]], cache_dir: Path
+) -> dict[str, list[tuple[int, str]]]:
+    """One mypy run over the shadowed files, with the project's config: errors by file."""
+    command = [sys.executable, "-m", "mypy", "--no-error-summary", "--no-pretty"]
+    command += ["--show-error-codes", "--no-color-output", "--cache-dir", str(cache_dir)]
+    for path, shadow in shadows:
+        command += ["--shadow-file", path, str(shadow)]
+    command += [path for path, _ in shadows]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise AuditError("type-check", f"mypy ran past {_TIMEOUT}s on {root}") from None
+    if done.returncode not in (0, 1):
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        last = lines[-1] if lines else f"exit {done.returncode}"
+        raise AuditError(
+            "type-check", f"mypy failed on {shadows[0][0]}: {last} (--type-check off skips it)"
+        )
+    errors: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    resolved = {str(Path(path).resolve()): path for path, _ in shadows}
+    for text in done.stdout.splitlines():
+        match = _ERROR.match(text)
+        if match is None:
+            continue
+        where = str((root / match["path"]).resolve())
+        if where in resolved:
+            errors[resolved[where]].append((int(match["line"]), match["message"]))
+    return errors
+
+
+def _new_error(copy: _Copy, errors: list[tuple[int, str]]) -> str:
+    """The first error inside the copy that the original function does not have at the
+    same offset (the copy's name taken out of the message)."""
+    name = copy.mutant.site.function.rpartition(".")[2]
+    inside = [
+        (line, message) for line, message in errors if copy.first_line <= line <= copy.last_line
+    ]
+    if not inside:
+        return ""
+    original = {
+        (line - copy.original_first_line, message.replace(f'"{name}"', '"?"'))
+        for line, message in errors
+    }
+    for line, message in inside:
+        renamed = re.sub(r'"_audit_mutant_\d+"', '"?"', message)
+        if (line - copy.first_line, renamed) not in original:
+            return re.sub(r"_audit_mutant_\d+", name, message)
+    return ""

@@ -1,0 +1,105 @@
+"""The type-checker pre-filter, with real mypy runs on the shop fixture."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from auditor.report import Report
+from tests.conftest import run_audit
+
+MYPY = "\n[tool.mypy]\nwarn_unused_ignores = false\n"
+
+
+def _audit(root: Path, *flags: str) -> Report:
+    result = run_audit("tests_shallow", "-q", "--no-probes", *flags, cwd=root)
+    assert result.returncode == 0, result.stderr
+    return Report.read(root / ".audit" / "report.json")
+
+
+def _mypy_errors(root: Path, file: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-error-summary", "--cache-dir", "/dev/null", file],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    return [line for line in done.stdout.splitlines() if ": error:" in line]
+
+
+@pytest.fixture
+def typed_shop(project_copy) -> Path:
+    root = project_copy("shop")
+    (root / "pyproject.toml").write_text((root / "pyproject.toml").read_text() + MYPY)
+    return root
+
+
+def test_mutants_mypy_rejects_never_run(typed_shop):
+    report = _audit(typed_shop)
+    summary = report.mutation.type_check
+    rejected = [m for m in report.mutation.mutants if m.status_reason.startswith("rejected by")]
+    assert summary.checker == "mypy" and summary.rejected == len(rejected) > 0
+    assert summary.checked > summary.rejected
+    assert all(m.status == "CompileError" and not m.killed_by for m in rejected)
+    assert all(m.function for m in rejected)  # function bodies only
+
+
+def test_a_rejected_mutant_fails_mypy_in_place_and_an_accepted_one_does_not(typed_shop):
+    report = _audit(typed_shop)
+    before = _mypy_errors(typed_shop, "shop/cart.py")
+
+    def with_mutant(mutant) -> list[str]:
+        path = typed_shop / mutant.file
+        original = path.read_text()
+        lines = original.splitlines(keepends=True)
+        text = lines[mutant.line - 1]
+        assert text[mutant.col :].startswith(mutant.original)
+        lines[mutant.line - 1] = (
+            text[: mutant.col] + mutant.replacement + text[mutant.col + len(mutant.original) :]
+        )
+        path.write_text("".join(lines))
+        try:
+            return _mypy_errors(typed_shop, mutant.file)
+        finally:
+            path.write_text(original)
+
+    single_line = [
+        m
+        for m in report.mutation.mutants
+        if m.file == "shop/cart.py" and m.function and "\n" not in m.original and m.original
+    ]
+    rejected = [m for m in single_line if m.status == "CompileError"][:3]
+    accepted = [m for m in single_line if m.status in ("Killed", "Survived")][:3]
+    assert rejected and accepted
+    for mutant in rejected:
+        assert len(with_mutant(mutant)) > len(before), mutant.id
+    for mutant in accepted:
+        assert with_mutant(mutant) == before, mutant.id
+
+
+def test_no_filter_when_the_project_configures_no_checker_or_it_is_off(project_copy, typed_shop):
+    assert _audit(project_copy("shop", "plain_shop")).mutation.type_check is None
+    report = _audit(typed_shop, "--type-check", "off")
+    assert report.mutation.type_check is None
+    assert not any(m.status_reason.startswith("rejected by") for m in report.mutation.mutants)
+
+
+def test_a_crashing_type_checker_is_a_one_line_error(typed_shop):
+    pyproject = typed_shop / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + 'plugins = ["no_such_mypy_plugin"]\n')
+    result = run_audit("tests_shallow", "-q", "--no-probes", cwd=typed_shop)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("audit: type-check: mypy failed on ")
+    assert line.endswith("(--type-check off skips it)")
+
+
+def test_a_checker_without_shadow_files_is_refused_by_name(typed_shop):
+    result = run_audit("tests_shallow", "-q", "--type-check", "pyright", cwd=typed_shop)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "audit: type-check: pyright is not supported yet: use mypy or off"
+    )
