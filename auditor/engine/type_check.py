@@ -188,6 +188,10 @@ def _run_mypy(
     """One mypy run over the shadowed files, with the project's config: errors by file."""
     command = [sys.executable, "-m", "mypy", "--no-error-summary", "--no-pretty"]
     command += ["--show-error-codes", "--no-color-output", "--cache-dir", str(cache_dir)]
+    if _has_workers_option():
+        # One process: a project's `num_workers = 4` multiplied mypy's memory by five
+        # (humanize: the run's peak PSS 386 -> 799 MB) for no gain at this size.
+        command += ["--num-workers", "0"]
     for path, shadow in shadows:
         command += ["--shadow-file", path, str(shadow)]
     command += [path for path, _ in shadows]
@@ -219,6 +223,15 @@ def _run_mypy(
         if where in resolved:
             errors[resolved[where]].append((int(match["line"]), match["message"]))
     return errors
+
+
+def _has_workers_option() -> bool:
+    """Newer mypy checks in worker processes when the project's config asks for them."""
+    try:
+        from mypy.options import Options
+    except ImportError:
+        return False
+    return hasattr(Options(), "num_workers")
 
 
 def _new_error(copy: _Copy, errors: list[tuple[int, str]]) -> str:
