@@ -60,25 +60,19 @@ def render(report: Report, previous: Report | None = None) -> str:
     lines.append("")
 
     found = survivors(report)
-    if found:
-        lines += [f"### Surviving mutants ({len(found)})", "", "| where | change |", "|---|---|"]
-        for mutant in found[:_SHOWN_SURVIVORS]:
-            lines.append(f"| `{mutant.file}:{mutant.line}` | `{_cell(mutant.description)}` |")
-        if len(found) > _SHOWN_SURVIVORS:
-            lines.append(f"| ... | {len(found) - _SHOWN_SURVIVORS} more in the full report |")
-        lines.append("")
+    lines += _table(
+        f"Surviving mutants ({len(found)})",
+        ["where", "change"],
+        [[f"`{m.file}:{m.line}`", f"`{_cell(m.description)}`"] for m in found],
+        _SHOWN_SURVIVORS,
+    )
     shown = accepted(report)
-    if shown:
-        lines += [f"### Accepted survivors ({len(shown)})", "", "| where | change | why |"]
-        lines.append("|---|---|---|")
-        for mutant in shown[:_SHOWN_SURVIVORS]:
-            lines.append(
-                f"| `{mutant.file}:{mutant.line}` | `{_cell(mutant.description)}` "
-                f"| {_cell(mutant.accepted)} |"
-            )
-        if len(shown) > _SHOWN_SURVIVORS:
-            lines.append(f"| ... | | {len(shown) - _SHOWN_SURVIVORS} more in the full report |")
-        lines.append("")
+    lines += _table(
+        f"Accepted survivors ({len(shown)})",
+        ["where", "change", "why"],
+        [[f"`{m.file}:{m.line}`", f"`{_cell(m.description)}`", _cell(m.accepted)] for m in shown],
+        _SHOWN_SURVIVORS,
+    )
     note = acceptance_note(report)
     if note:
         lines += [f"> {note}", ""]
@@ -147,15 +141,23 @@ def render(report: Report, previous: Report | None = None) -> str:
         report.smells.findings,
         key=lambda s: (("high", "medium", "low").index(s.severity), s.file, s.line, s.code),
     )
-    if findings:
-        lines += [f"### Test smells ({len(findings)})", "", "| where | rule | finding |"]
-        lines.append("|---|---|---|")
-        for smell in findings[:_SHOWN_SMELLS]:
-            lines.append(
-                f"| `{smell.file}:{smell.line}` | {smell.code} {smell.severity} "
-                f"| {_cell(smell.message)} |"
-            )
-        if len(findings) > _SHOWN_SMELLS:
-            lines.append(f"| ... | | {len(findings) - _SHOWN_SMELLS} more in the full report |")
-        lines.append("")
+    lines += _table(
+        f"Test smells ({len(findings)})",
+        ["where", "rule", "finding"],
+        [[f"`{s.file}:{s.line}`", f"{s.code} {s.severity}", _cell(s.message)] for s in findings],
+        _SHOWN_SMELLS,
+    )
     return "\n".join(lines)
+
+
+def _table(title: str, columns: list[str], rows: list[list[str]], limit: int) -> list[str]:
+    """A section with a table of its first `limit` rows and a count of the rest; nothing
+    when there are no rows."""
+    if not rows:
+        return []
+    lines = [f"### {title}", "", f"| {' | '.join(columns)} |", "|---" * len(columns) + "|"]
+    lines += [f"| {' | '.join(row)} |" for row in rows[:limit]]
+    if len(rows) > limit:
+        gap = "| " * (len(columns) - 2)
+        lines.append(f"| ... | {gap}{len(rows) - limit} more in the full report |")
+    return [*lines, ""]
