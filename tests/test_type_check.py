@@ -1,4 +1,4 @@
-"""The type-checker pre-filter, with real mypy runs on the shop fixture."""
+"""The type-checker pre-filter, with real mypy and ty runs on the shop fixture."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from auditor.report import Report
 from tests.conftest import run_audit
 
 MYPY = "\n[tool.mypy]\nwarn_unused_ignores = false\n"
+SETTINGS = {"mypy": MYPY, "ty": "\n[tool.ty]\n"}
 
 
 def _audit(root: Path, *flags: str) -> Report:
@@ -20,14 +21,15 @@ def _audit(root: Path, *flags: str) -> Report:
     return Report.read(root / ".audit" / "report.json")
 
 
-def _mypy_errors(root: Path, file: str) -> list[str]:
+def _checker_errors(root: Path, checker: str, file: str) -> list[str]:
+    command = {
+        "mypy": ["mypy", "--no-error-summary", "--cache-dir", "/dev/null", file],
+        "ty": ["ty", "check", "--output-format", "concise", "--python", sys.executable, file],
+    }[checker]
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--no-error-summary", "--cache-dir", "/dev/null", file],
-        cwd=root,
-        capture_output=True,
-        text=True,
+        [sys.executable, "-m", *command], cwd=root, capture_output=True, text=True
     )
-    return [line for line in done.stdout.splitlines() if ": error:" in line]
+    return [line for line in done.stdout.splitlines() if ": error" in line]
 
 
 @pytest.fixture
@@ -47,9 +49,16 @@ def test_mutants_mypy_rejects_never_run(typed_shop):
     assert all(m.function for m in rejected)  # function bodies only
 
 
-def test_a_rejected_mutant_fails_mypy_in_place_and_an_accepted_one_does_not(typed_shop):
+@pytest.mark.parametrize("checker", ["mypy", "ty"])
+def test_a_rejected_mutant_fails_the_checker_in_place_and_an_accepted_one_does_not(
+    project_copy, checker
+):
+    typed_shop = project_copy("shop")
+    pyproject = typed_shop / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + SETTINGS[checker])
     report = _audit(typed_shop)
-    before = _mypy_errors(typed_shop, "shop/cart.py")
+    assert report.mutation.type_check.checker == checker
+    before = _checker_errors(typed_shop, checker, "shop/cart.py")
 
     def with_mutant(mutant) -> list[str]:
         path = typed_shop / mutant.file
@@ -62,7 +71,7 @@ def test_a_rejected_mutant_fails_mypy_in_place_and_an_accepted_one_does_not(type
         )
         path.write_text("".join(lines))
         try:
-            return _mypy_errors(typed_shop, mutant.file)
+            return _checker_errors(typed_shop, checker, mutant.file)
         finally:
             path.write_text(original)
 
@@ -101,5 +110,5 @@ def test_a_checker_without_shadow_files_is_refused_by_name(typed_shop):
     result = run_audit("tests_shallow", "-q", "--type-check", "pyright", cwd=typed_shop)
     assert result.returncode == 2
     assert result.stderr.strip() == (
-        "audit: type-check: pyright is not supported yet: use mypy or off"
+        "audit: type-check: pyright is not supported yet: use mypy, ty or off"
     )

@@ -418,7 +418,11 @@ def _mutate(
     if only is not None:
         in_scope = [m for m in in_scope if m.id in only]
     type_checked = reject_ill_typed(
-        in_scope, project.root, config.type_check, project.root / ".audit" / "mypy-cache"
+        in_scope,
+        project.root,
+        list(project.source_files),
+        config.type_check,
+        project.root / ".audit" / "mypy-cache",
     )
     module_names = {
         str(path): module_name(path, project.source_roots) for path in project.source_files

@@ -2,16 +2,18 @@
 
 A mutant that does not type-check (`len(x) + 1` -> `len(x) + "XX"`) would be caught
 by the project's CI before any test, so it says nothing about the tests. When the
-project configures mypy, each mutated function is type-checked in one batch per run:
-every source file with mutants is shadowed (`mypy --shadow-file`) by a copy that holds,
-right after each function, one renamed copy of it per mutant (`_audit_mutant_7`). One
-mypy run checks them all in the module's own context (imports, class, config). An
-error inside a copy that the original function does not have at the same place rejects
-that mutant: status `CompileError`, "rejected by mypy: ...".
+project configures mypy or ty, each mutated function is type-checked in one batch per
+run: every source file with mutants is replaced by a copy that holds, right after each
+function, one renamed copy of it per mutant (`_audit_mutant_7`), so one checker run
+checks them all in the module's own context (imports, class, config). mypy reads the
+copies as shadow files (`--shadow-file`); ty, which has none, checks an overlay of the
+project. An error inside a copy that the original function does not have at the same
+place rejects that mutant: status `CompileError`, "rejected by mypy: ...".
 
 Only function-body mutants are checked (import-time code has no function to copy),
 and not those of property setters, deleters or overloads (a renamed copy would not mean
-the same). pyright and ty have no shadow files; they are not supported yet.
+the same). pyright is refused by name: it is not installable without Node here, so no
+test could show it works.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import configparser
 import importlib.util
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,6 +36,9 @@ from auditor.report import TypeCheckSummary
 
 CHECKERS = ("mypy", "pyright", "ty")
 _ERROR = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?:\d+:)? error: (?P<message>.*)$")
+_TY_ERROR = re.compile(
+    r"^(?P<path>.+?):(?P<line>\d+):\d+: error\[(?P<code>[^\]]+)\] (?P<message>.*)$"
+)
 _SKIPPED_DECORATORS = re.compile(r"@\s*(?:\w+\.)*(?:setter|deleter|overload)\b")
 _TIMEOUT = 600
 
@@ -66,14 +72,14 @@ def chosen_checker(setting: str, root: Path) -> str | None:
     checker = configured_checker(root) if setting == "auto" else setting
     if checker is None:
         return None
-    if checker != "mypy":
+    if checker == "pyright":
         if setting == "auto":
             return None
-        raise AuditError("type-check", f"{checker} is not supported yet: use mypy or off")
-    if importlib.util.find_spec("mypy") is None:
+        raise AuditError("type-check", "pyright is not supported yet: use mypy, ty or off")
+    if importlib.util.find_spec(checker) is None:
         if setting == "auto":
             return None
-        raise AuditError("type-check", "mypy is not installed in this environment")
+        raise AuditError("type-check", f"{checker} is not installed in this environment")
     return checker
 
 
@@ -86,7 +92,11 @@ class _Copy:
 
 
 def reject_ill_typed(
-    mutants: list[PlannedMutant], root: Path, setting: str, cache_dir: Path
+    mutants: list[PlannedMutant],
+    root: Path,
+    source_files: list[Path],
+    setting: str,
+    cache_dir: Path,
 ) -> TypeCheckSummary | None:
     """Type-check the runnable function-body mutants; those the checker rejects get
     status `CompileError` (in place). None when no checker applies."""
@@ -107,7 +117,12 @@ def reject_ill_typed(
             shadow.write_text(text, encoding="utf-8")
             shadows.append((path, shadow))
             copies[path] = placed
-        errors = _run_mypy(root, shadows, cache_dir) if shadows else {}
+        if not shadows:
+            errors = {}
+        elif checker == "mypy":
+            errors = _run_mypy(root, shadows, cache_dir)
+        else:
+            errors = _run_ty(root, source_files, shadows, Path(scratch) / "overlay")
     rejected = 0
     for path, placed in copies.items():
         found = errors.get(path, [])
@@ -195,24 +210,7 @@ def _run_mypy(
     for path, shadow in shadows:
         command += ["--shadow-file", path, str(shadow)]
     command += [path for path, _ in shadows]
-    try:
-        done = subprocess.run(
-            command,
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise AuditError("type-check", f"mypy ran past {_TIMEOUT}s on {root}") from None
-    if done.returncode not in (0, 1):
-        lines = (done.stderr or done.stdout).strip().splitlines()
-        last = lines[-1] if lines else f"exit {done.returncode}"
-        raise AuditError(
-            "type-check", f"mypy failed on {shadows[0][0]}: {last} (--type-check off skips it)"
-        )
+    done = _checker_run(command, root, "mypy", shadows[0][0])
     errors: dict[str, list[tuple[int, str]]] = defaultdict(list)
     resolved = {str(Path(path).resolve()): path for path, _ in shadows}
     for text in done.stdout.splitlines():
@@ -223,6 +221,60 @@ def _run_mypy(
         if where in resolved:
             errors[resolved[where]].append((int(match["line"]), match["message"]))
     return errors
+
+
+def _run_ty(
+    root: Path, source_files: list[Path], shadows: list[tuple[str, Path]], overlay: Path
+) -> dict[str, list[tuple[int, str]]]:
+    """ty has no shadow files: it checks an overlay of the project (its config and the
+    code under test, the shadowed files replaced), third-party imports resolved from
+    this environment."""
+    shadow_of = {str(Path(path).resolve()): shadow for path, shadow in shadows}
+    for source in source_files:
+        target = overlay / source.resolve().relative_to(root.resolve())
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shadow_of.get(str(source.resolve()), source), target)
+    for name in ("pyproject.toml", "ty.toml"):
+        if (root / name).is_file():
+            shutil.copyfile(root / name, overlay / name)
+    checked = {
+        Path(path).resolve().relative_to(root.resolve()).as_posix(): path for path, _ in shadows
+    }
+    command = [sys.executable, "-m", "ty", "check", "--output-format", "concise"]
+    command += ["--python", sys.executable, "--color", "never", *sorted(checked)]
+    done = _checker_run(command, overlay, "ty", shadows[0][0])
+    errors: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for text in done.stdout.splitlines():
+        match = _TY_ERROR.match(text)
+        if match is not None and match["path"] in checked:
+            message = f"{match['message']}  [{match['code']}]"
+            errors[checked[match["path"]]].append((int(match["line"]), message))
+    return errors
+
+
+def _checker_run(
+    command: list[str], cwd: Path, checker: str, first_file: str
+) -> subprocess.CompletedProcess[str]:
+    """Exit 0 (no error) or 1 (errors found); anything else is a one-line error."""
+    try:
+        done = subprocess.run(
+            command,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise AuditError("type-check", f"{checker} ran past {_TIMEOUT}s on {first_file}") from None
+    if done.returncode not in (0, 1):
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        last = lines[-1] if lines else f"exit {done.returncode}"
+        raise AuditError(
+            "type-check", f"{checker} failed on {first_file}: {last} (--type-check off skips it)"
+        )
+    return done
 
 
 def _has_workers_option() -> bool:
