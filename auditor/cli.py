@@ -325,6 +325,7 @@ def run(
     type_check: str | None,
 ) -> None:
     """Audit the pytest suite in TESTS (default: the configured tests, or tests/)."""
+    from auditor.history import with_trend
     from auditor.pipeline import resolve_config, run_audit
     from auditor.progress import PlainProgress, RichProgress, SilentProgress
 
@@ -419,6 +420,7 @@ def run(
     else:
         with RichProgress(stderr) as progress:
             report = run_audit(list(tests), config, cwd, progress)
+    report.trend = with_trend(report, Path(report.project.root))
     _write_report(report, output)
     _finish(report, output, cwd, config.outputs.model_dump(), root)
 

@@ -1,8 +1,11 @@
-"""The trend: each whole-project run appends its headline figures to
-`.audit/history.jsonl`, and the report carries the last points for the HTML to draw.
+"""The trend: each `audit` run over the whole project appends its headline figures to
+`.audit/history.jsonl`, and the report carries the last points of the same test paths
+for the HTML to draw.
 
 Only complete runs over the whole scope are points (a `--diff`, shard or sampled run
-measures something else); a line that does not parse (a write cut short) is skipped.
+measures something else), and the trend of a suite holds only its own runs (`audit
+tests/unit` and `audit tests` are two trends; `audit compare` adds none). A line that
+does not parse (a write cut short) is skipped.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ KEPT = 30
 def with_trend(report: Report, root: Path) -> list[TrendPoint]:
     """The last points of the history, this run's appended (and written) when it is one."""
     path = root / HISTORY
-    points = _read(path)
+    tests = report.project.test_paths
+    points = [point for point in _read(path) if point.tests == tests]
     point = _point(report, root, len(points) + 1)
     if point is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,6 +59,7 @@ def _point(report: Report, root: Path, run: int) -> TrendPoint | None:
     targeted = mutation.targeted.scores.score if mutation.targeted else None
     return TrendPoint(
         run=run,
+        tests=report.project.test_paths,
         commit=_commit(root),
         mutation_score=mutation.scores.score,
         targeted_score=targeted,

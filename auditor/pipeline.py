@@ -26,7 +26,6 @@ from auditor.engine.selection import check_ref
 from auditor.engine.stage import mutation_pool, run_mutation
 from auditor.errors import ConfigError, DiscoveryError
 from auditor.gate import evaluate, require_escalation
-from auditor.history import with_trend
 from auditor.isolation import choose
 from auditor.memory import release_freed_memory
 from auditor.mutmut_import import import_mutmut, result_files
@@ -273,7 +272,6 @@ def run_audit(
         if config.escalation.require:
             report.gate = require_escalation(report.gate, report.escalation)
         report.timings = clock.timings
-    report.trend = with_trend(report, project.root)
     return report
 
 

@@ -704,7 +704,9 @@ class TrendPoint(_Model):
     """One whole-project run's headline figures (`.audit/history.jsonl`)."""
 
     run: int
-    """1 for the first run recorded in this project, and so on."""
+    """1 for the first run of these test paths recorded in this project, and so on."""
+    tests: list[str]
+    """The test paths audited: each suite has a trend of its own."""
     commit: str
     """The git commit audited ('' outside git)."""
     mutation_score: float | None

@@ -117,15 +117,20 @@ def stable(report: dict) -> dict:
     return report
 
 
+def copy_fixture(name: str, target: Path) -> Path:
+    """A fixture project copied to `target`, without what runs leave in it (`.audit/`
+    from the README's demo run, bytecode)."""
+    shutil.copytree(FIXTURES / name, target, ignore=shutil.ignore_patterns("__pycache__", ".audit"))
+    return target
+
+
 @pytest.fixture
 def project_copy(tmp_path: Path):
     """Copy a fixture project into tmp_path (under `as_name`) and return the copy's path."""
 
     def copy(name: str, as_name: str = "") -> Path:
         target = tmp_path / (as_name or name)
-        shutil.copytree(
-            FIXTURES / name, target, ignore=shutil.ignore_patterns("__pycache__", ".audit")
-        )
+        copy_fixture(name, target)
         return target
 
     return copy
@@ -158,7 +163,7 @@ def _audit_every_fixture(base: Path) -> list[dict]:
     runs = []
     for name in ("ledger", "shop", "textkit"):
         root = base / name
-        shutil.copytree(FIXTURES / name, root, ignore=shutil.ignore_patterns("__pycache__"))
+        copy_fixture(name, root)
         before = tree_digest(root)
         for suite in ("tests_shallow", "tests_strong"):
             report = base / f"{name}-{suite}.json"

@@ -4,19 +4,18 @@ kills, unique kills and the tests that carry the suite are known."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
 from auditor.engine.runner import _verdict
 from auditor.report import Report
-from tests.conftest import FIXTURES, run_audit
+from tests.conftest import copy_fixture, run_audit
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, Report]:
     root = tmp_path_factory.mktemp("killers") / "shop"
-    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_fixture("shop", root)
     # The two runs are compared verdict by verdict: a loaded machine must not turn a
     # kill in 20 ms into a timeout in one of them.
     config = (root / "pyproject.toml").read_text()

@@ -19,12 +19,11 @@ def baseline_of(root: Path, tests: str, **config):
 
 @pytest.fixture(scope="module")
 def textkit_strong(tmp_path_factory):
-    import shutil
 
-    from tests.conftest import FIXTURES
+    from tests.conftest import copy_fixture
 
     root = tmp_path_factory.mktemp("tk") / "textkit"
-    shutil.copytree(FIXTURES / "textkit", root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_fixture("textkit", root)
     baseline, coverage = baseline_of(root, "tests_strong")
     return root, baseline, coverage
 

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
-from tests.conftest import FIXTURES, run_audit
+from tests.conftest import copy_fixture, run_audit
 
 
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory):
     root = tmp_path_factory.mktemp("compare") / "shop"
-    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_fixture("shop", root)
     result = run_audit(
         "compare",
         "tests_shallow",

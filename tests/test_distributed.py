@@ -4,7 +4,6 @@ two worker processes), including a worker killed mid-run."""
 import json
 import logging
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, run_audit
+from tests.conftest import copy_fixture, run_audit
 
 distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
 
@@ -47,7 +46,7 @@ def dask_report(cluster, tmp_path_factory) -> dict:
     of projects workers held before it (`copies_before`)."""
     copies_before = _project_copies()
     root = tmp_path_factory.mktemp("dask") / "shop"
-    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_fixture("shop", root)
     out = root.parent / "dask.json"
     result = run_audit(
         "tests_shallow", "-q", "--no-probes", "--json", str(out),

@@ -11,7 +11,7 @@ import pytest
 from auditor.config import AuditConfig
 from auditor.pipeline import run_audit
 from auditor.report import Report
-from tests.conftest import FIXTURES
+from tests.conftest import copy_fixture
 from tests.test_isolation import needs_os_sandbox
 
 SHARED_FOLDER = Path("/tmp/isbnkit-titles")
@@ -21,7 +21,7 @@ SHARED_FOLDER = Path("/tmp/isbnkit-titles")
 def _audit(tmp_path_factory: pytest.TempPathFactory, config: AuditConfig) -> Report:
     shutil.rmtree(SHARED_FOLDER, ignore_errors=True)
     root = tmp_path_factory.mktemp("isbnkit") / "isbnkit"
-    shutil.copytree(FIXTURES / "isbnkit", root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_fixture("isbnkit", root)
     return run_audit(["isbnkit/tests"], config, root)
 
 

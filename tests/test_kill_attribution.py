@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ from auditor.config import GateConfig
 from auditor.engine.scoring import scores
 from auditor.gate import _mutation_conditions
 from auditor.report import Mutant, MutationSection, Report
-from tests.conftest import FIXTURES, run_audit
+from tests.conftest import copy_fixture, run_audit
 
 
 def mutant(number: int, status: str, kind: str = "") -> Mutant:
@@ -61,7 +60,7 @@ def test_the_gate_can_ask_for_a_minimum_assertion_share():
 @pytest.fixture(scope="module")
 def shallow(tmp_path_factory) -> tuple[Report, str]:
     root = tmp_path_factory.mktemp("attribution") / "shop"
-    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_fixture("shop", root)
     result = run_audit("tests_shallow", "--no-probes", "--json", "r.json", cwd=root)
     return Report.read(root / "r.json"), result.stdout
 
@@ -77,7 +76,7 @@ def test_a_shallow_suite_s_kills_are_mostly_by_exception_and_the_report_says_so(
 @pytest.fixture(scope="module")
 def shallow_all_killers(tmp_path_factory) -> Report:
     root = tmp_path_factory.mktemp("attribution_all") / "shop"
-    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_fixture("shop", root)
     run_audit("tests_shallow", "--no-probes", "--all-killers", "--json", "r.json", cwd=root)
     return Report.read(root / "r.json")
 

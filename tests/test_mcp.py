@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from auditor.feedback import build, next_tests
 from auditor.report import Report
-from tests.conftest import FIXTURES, tree_digest
+from tests.conftest import copy_fixture, tree_digest
 
 TOOLS = ["audit", "explain_mutant", "feedback", "next_tests", "test_smells"]
 
@@ -41,7 +40,7 @@ def audited(tmp_path_factory) -> tuple[Path, Any, dict[str, str]]:
     """The shop fixture audited through the `audit` tool: (root, the call's result, the
     project's files before)."""
     root = tmp_path_factory.mktemp("mcp") / "shop"
-    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_fixture("shop", root)
     before = tree_digest(root)
     _, result = call(root, ("audit", {"tests": ["tests_shallow"]}))
     return root, result, before

@@ -13,7 +13,7 @@ import pytest
 
 from auditor.mutmut_import import STATUS
 from auditor.report import Report
-from tests.conftest import run_audit
+from tests.conftest import copy_fixture, run_audit
 
 MUTMUT_SETTINGS = """
 [tool.mutmut]
@@ -64,12 +64,9 @@ def test_setup_cfg_mutmut_section_is_read_too(project_copy):
 @pytest.fixture(scope="module")
 def after_mutmut(tmp_path_factory) -> Path:
     """The shop fixture after a real `mutmut run` (mutmut 3, 2 workers)."""
-    import shutil
-
-    from tests.conftest import FIXTURES
 
     root = tmp_path_factory.mktemp("mutmut") / "shop"
-    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_fixture("shop", root)
     _without_audit_settings(root, MUTMUT_SETTINGS)
     done = subprocess.run(
         [sys.executable, "-m", "mutmut", "run", "--max-children", "2"],

@@ -11,7 +11,7 @@ import pytest
 
 from auditor.provenance import origins
 from auditor.report import Report
-from tests.conftest import FIXTURES, run_audit
+from tests.conftest import copy_fixture, run_audit
 
 GIT = ["git", "-c", "user.name=QA", "-c", "user.email=qa@example.com"]
 
@@ -25,7 +25,7 @@ def project(tmp_path_factory) -> Path:
     """shop with one suite of four files: one under a generator's glob, one with a
     header, one added by a commit a model co-authored, one nobody claims."""
     root = tmp_path_factory.mktemp("provenance") / "shop"
-    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_fixture("shop", root)
     tests = root / "tests"
     (tests / "gen").mkdir(parents=True)
     shutil.copy(root / "tests_shallow" / "test_cart.py", tests / "gen" / "test_cart_fast.py")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -10,12 +9,12 @@ import pytest
 from auditor.discovery import discover
 from auditor.report import Report
 from auditor.targeted import targeted_files
-from tests.conftest import FIXTURES, run_audit
+from tests.conftest import FIXTURES, copy_fixture, run_audit
 
 
 def unitlib(tmp_path: Path, test: str | None = None) -> Path:
     root = tmp_path / "unitlib"
-    shutil.copytree(FIXTURES / "unitlib", root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_fixture("unitlib", root)
     if test is not None:
         (root / "tests" / "test_length.py").write_text(test)
     return root

@@ -14,7 +14,7 @@ import pytest
 from auditor.escalation.prompts import MAX_FINDINGS_CHARS
 from auditor.feedback import build
 from auditor.report import Report
-from tests.conftest import FIXTURES, tree_digest
+from tests.conftest import copy_fixture, tree_digest
 from tests.escalation.server import Answer, ScriptedServer, structured
 
 KEY = "sk-audit-escalation-SECRET-0123456789"
@@ -129,9 +129,7 @@ def _audit(root: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedP
 
 
 def _copy_shop(root: Path) -> None:
-    import shutil
-
-    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__", ".audit"))
+    copy_fixture("shop", root)
 
 
 @pytest.fixture(scope="module")
@@ -369,12 +367,7 @@ FAILING_REQUEST = {
 @pytest.mark.parametrize("fixture", ["ledger", "textkit"])
 def test_good_answers_harden_every_fixture(tmp_path, fixture):
     """The scripted model answers every request with the fixture's strong test files."""
-    import shutil
-
-    root = tmp_path / fixture
-    shutil.copytree(
-        FIXTURES / fixture, root, ignore=shutil.ignore_patterns("__pycache__", ".audit")
-    )
+    root = copy_fixture(fixture, tmp_path / fixture)
     strong = sorted((root / "tests_strong").glob("test_*.py"))
     answer = structured(*({"name": p.stem, "code": p.read_text()} for p in strong))
     failing_module, failure, error = FAILING_REQUEST[fixture]

@@ -3,7 +3,7 @@ import shutil
 import pytest
 
 from auditor.report import Report
-from tests.conftest import FIXTURES, run_audit, shared_between_workers
+from tests.conftest import copy_fixture, run_audit, shared_between_workers
 
 OUTPUTS = {
     "html": "report.html",
@@ -28,7 +28,7 @@ def rendered(tmp_path_factory):
 
 def _render_every_output(root, out) -> None:
     shutil.rmtree(root, ignore_errors=True)
-    shutil.copytree(FIXTURES / "markup", root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_fixture("markup", root)
     flags = [arg for name, file in OUTPUTS.items() for arg in (f"--{name}", str(out / file))]
     result = run_audit(
         "tests",

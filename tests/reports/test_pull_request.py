@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import yaml
 from auditor.report import Report
 from reports import markdown
 from reports.pr_comment import MARKER
-from tests.conftest import FIXTURES, run_audit
+from tests.conftest import FIXTURES, copy_fixture, run_audit
 
 SMALL_ORDERS = """from shop.pricing import bulk_discount
 
@@ -40,7 +39,7 @@ def pull_request(tmp_path_factory) -> dict:
     """The shop fixture committed, then a pull request's change: a new discount tier in
     shop/pricing.py and a new test that checks it weakly; audited with --diff HEAD."""
     root = tmp_path_factory.mktemp("pr") / "shop"
-    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_fixture("shop", root)
     _git(root, "init", "-q")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "base")
@@ -151,6 +150,18 @@ def test_each_whole_run_adds_a_point_and_the_html_draws_the_trend(project_copy):
     assert report.trend[1].survived == report.mutation.scores.counts.survived
     html = (root / "r.html").read_text()
     assert 'id="trend"' in html and html.count("<polyline") == 2
+
+
+def test_each_suite_has_a_trend_of_its_own(project_copy):
+    root = project_copy("shop")
+    for suite in ("tests_shallow", "tests_strong", "tests_shallow"):
+        result = run_audit(suite, "-q", "--no-probes", cwd=root)
+        assert result.returncode == 0, result.stderr
+    report = Report.read(root / ".audit" / "report.json")
+    assert [(point.run, point.tests) for point in report.trend] == [
+        (1, ["tests_shallow"]),
+        (2, ["tests_shallow"]),
+    ]
 
 
 def test_a_torn_line_in_the_history_is_skipped(project_copy):
