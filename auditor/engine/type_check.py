@@ -2,24 +2,25 @@
 
 A mutant that does not type-check (`len(x) + 1` -> `len(x) + "XX"`) would be caught
 by the project's CI before any test, so it says nothing about the tests. When the
-project configures mypy or ty, each mutated function is type-checked in one batch per
-run: every source file with mutants is replaced by a copy that holds, right after each
-function, one renamed copy of it per mutant (`_audit_mutant_7`), so one checker run
-checks them all in the module's own context (imports, class, config). mypy reads the
-copies as shadow files (`--shadow-file`); ty, which has none, checks an overlay of the
-project. An error inside a copy that the original function does not have at the same
-place rejects that mutant: status `CompileError`, "rejected by mypy: ...".
+project configures mypy, pyright or ty, each mutated function is type-checked in one
+batch per run: every source file with mutants is replaced by a copy that holds, right
+after each function, one renamed copy of it per mutant (`_audit_mutant_7`), so one
+checker run checks them all in the module's own context (imports, class, config). mypy
+reads the copies as shadow files (`--shadow-file`); pyright and ty, which have none,
+check an overlay of the project. An error inside a copy that the original function
+does not have at the same place rejects that mutant: status `CompileError`, "rejected
+by mypy: ...".
 
 Only function-body mutants are checked (import-time code has no function to copy),
 and not those of property setters, deleters or overloads (a renamed copy would not mean
-the same). pyright is refused by name: it is not installable without Node here, so no
-test could show it works.
+the same).
 """
 
 from __future__ import annotations
 
 import configparser
 import importlib.util
+import json
 import re
 import shutil
 import subprocess
@@ -72,10 +73,6 @@ def chosen_checker(setting: str, root: Path) -> str | None:
     checker = configured_checker(root) if setting == "auto" else setting
     if checker is None:
         return None
-    if checker == "pyright":
-        if setting == "auto":
-            return None
-        raise AuditError("type-check", "pyright is not supported yet: use mypy, ty or off")
     if importlib.util.find_spec(checker) is None:
         if setting == "auto":
             return None
@@ -106,13 +103,18 @@ def reject_ill_typed(
     started = time.perf_counter()
     by_file: dict[str, list[PlannedMutant]] = defaultdict(list)
     for mutant in mutants:
-        if mutant.runnable and mutant.site.function and not _skipped(mutant):
+        if mutant.runnable and mutant.site.function:
             by_file[mutant.abs_path].append(mutant)
     copies: dict[str, list[_Copy]] = {}
     with tempfile.TemporaryDirectory(prefix="audit-typecheck-") as scratch:
         shadows = []
         for number, (path, group) in enumerate(sorted(by_file.items())):
-            text, placed = _with_copies(group[0].source, group)
+            source = group[0].source
+            starts = _line_starts(source)
+            group = [m for m in group if not _skipped(m, starts)]
+            if not group:
+                continue
+            text, placed = _with_copies(source, starts, group)
             shadow = Path(scratch) / f"shadow_{number}.py"
             shadow.write_text(text, encoding="utf-8")
             shadows.append((path, shadow))
@@ -122,7 +124,8 @@ def reject_ill_typed(
         elif checker == "mypy":
             errors = _run_mypy(root, shadows, cache_dir)
         else:
-            errors = _run_ty(root, source_files, shadows, Path(scratch) / "overlay")
+            overlay = Path(scratch) / "overlay"
+            errors = _run_on_overlay(checker, root, source_files, shadows, overlay)
     rejected = 0
     for path, placed in copies.items():
         found = errors.get(path, [])
@@ -142,21 +145,20 @@ def reject_ill_typed(
     )
 
 
-def _skipped(mutant: PlannedMutant) -> bool:
-    site = mutant.site
-    start = _offset_of_line(mutant.source, site.function_first_line)
+def _skipped(mutant: PlannedMutant, starts: list[int]) -> bool:
+    start = starts[mutant.site.function_first_line - 1]
     head = mutant.source[start : mutant.source.find("def ", start) + 4]
     return bool(_SKIPPED_DECORATORS.search(head))
 
 
-def _offset_of_line(source: str, line: int) -> int:
-    offset = 0
-    for _ in range(line - 1):
-        offset = source.index("\n", offset) + 1
-    return offset
+def _line_starts(source: str) -> list[int]:
+    """The offset where each line begins (index 0: line 1)."""
+    return [0, *(match.end() for match in re.finditer("\n", source))]
 
 
-def _with_copies(source: str, mutants: list[PlannedMutant]) -> tuple[str, list[_Copy]]:
+def _with_copies(
+    source: str, starts: list[int], mutants: list[PlannedMutant]
+) -> tuple[str, list[_Copy]]:
     """The source with each mutant's renamed function copy right after the function,
     and where each copy lies (1-based lines in the returned text)."""
     by_function: dict[int, list[PlannedMutant]] = defaultdict(list)
@@ -167,7 +169,7 @@ def _with_copies(source: str, mutants: list[PlannedMutant]) -> tuple[str, list[_
     for end in sorted(by_function):
         group = by_function[end]
         site = group[0].site
-        start = _offset_of_line(source, site.function_first_line)
+        start = starts[site.function_first_line - 1]
         before = source[position:end]
         original_starts[end] = line + source[position:start].count("\n")
         parts.append(before)
@@ -223,33 +225,67 @@ def _run_mypy(
     return errors
 
 
-def _run_ty(
-    root: Path, source_files: list[Path], shadows: list[tuple[str, Path]], overlay: Path
+def _run_on_overlay(
+    checker: str,
+    root: Path,
+    source_files: list[Path],
+    shadows: list[tuple[str, Path]],
+    overlay: Path,
 ) -> dict[str, list[tuple[int, str]]]:
-    """ty has no shadow files: it checks an overlay of the project (its config and the
-    code under test, the shadowed files replaced), third-party imports resolved from
-    this environment."""
+    """ty and pyright have no shadow files: they check an overlay of the project (its
+    config and the code under test, the shadowed files replaced), third-party imports
+    resolved from this environment."""
     shadow_of = {str(Path(path).resolve()): shadow for path, shadow in shadows}
     for source in source_files:
         target = overlay / source.resolve().relative_to(root.resolve())
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shadow_of.get(str(source.resolve()), source), target)
-    for name in ("pyproject.toml", "ty.toml"):
+    for name in ("pyproject.toml", "ty.toml", "pyrightconfig.json"):
         if (root / name).is_file():
             shutil.copyfile(root / name, overlay / name)
     checked = {
         Path(path).resolve().relative_to(root.resolve()).as_posix(): path for path, _ in shadows
     }
-    command = [sys.executable, "-m", "ty", "check", "--output-format", "concise"]
-    command += ["--python", sys.executable, "--color", "never", *sorted(checked)]
-    done = _checker_run(command, overlay, "ty", shadows[0][0])
+    if checker == "ty":
+        command = [sys.executable, "-m", "ty", "check", "--output-format", "concise"]
+        command += ["--python", sys.executable, "--color", "never", *sorted(checked)]
+        found = _ty_errors(_checker_run(command, overlay, "ty", shadows[0][0]).stdout)
+    else:
+        command = [sys.executable, "-m", "pyright", "--outputjson"]
+        command += ["--pythonpath", sys.executable, *sorted(checked)]
+        done = _checker_run(command, overlay, "pyright", shadows[0][0])
+        found = _pyright_errors(done.stdout, overlay)
     errors: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    for text in done.stdout.splitlines():
-        match = _TY_ERROR.match(text)
-        if match is not None and match["path"] in checked:
-            message = f"{match['message']}  [{match['code']}]"
-            errors[checked[match["path"]]].append((int(match["line"]), message))
+    for path, line, message in found:
+        if path in checked:
+            errors[checked[path]].append((line, message))
     return errors
+
+
+def _ty_errors(output: str) -> list[tuple[str, int, str]]:
+    found = []
+    for text in output.splitlines():
+        match = _TY_ERROR.match(text)
+        if match is not None:
+            message = f"{match['message']}  [{match['code']}]"
+            found.append((match["path"], int(match["line"]), message))
+    return found
+
+
+def _pyright_errors(output: str, overlay: Path) -> list[tuple[str, int, str]]:
+    """pyright's `--outputjson`: errors with 0-based lines and absolute paths."""
+    try:
+        diagnostics = json.loads(output).get("generalDiagnostics", [])
+    except ValueError:
+        return []
+    found = []
+    for item in diagnostics:
+        if item.get("severity") != "error":
+            continue
+        path = Path(item["file"]).resolve().relative_to(overlay.resolve()).as_posix()
+        rule = f"  [{item['rule']}]" if item.get("rule") else ""
+        found.append((path, item["range"]["start"]["line"] + 1, item["message"] + rule))
+    return found
 
 
 def _checker_run(
