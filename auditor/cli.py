@@ -601,19 +601,20 @@ def feedback(report_path: str, max_chars: int, files: tuple[str, ...]) -> None:
     audit tests/ -q && audit feedback
     audit feedback .audit/report.json --max-chars 2000 --file shop/cart.py
     """
-    from auditor.feedback import build
+    from auditor.feedback import build, check_files
 
-    path = Path.cwd() / report_path
+    report = _saved_report(Path.cwd() / report_path, "feedback")
+    check_files(report, files)
+    click.echo(build(report, set(files) if files else None).render(max_chars), nl=False)
+
+
+def _saved_report(path: Path, stage: str) -> Report:
+    """The report a command reads, or a one-line error saying how to get one."""
     if not path.exists():
         raise AuditError(
-            "feedback", f"no report at {path}: run `audit TESTS` first, or name a saved report"
+            stage, f"no report at {path}: run `audit TESTS` first, or name a saved report"
         )
-    report = read_report(path)
-    known = set(report.project.source_files)
-    for file in files:
-        if file not in known:
-            raise AuditError("feedback", f"{file} is not a file of the code under test")
-    click.echo(build(report, set(files) if files else None).render(max_chars), nl=False)
+    return read_report(path)
 
 
 @cli.group(name="import")
@@ -664,9 +665,7 @@ def accept(mutant_id: str, reason: str, report_path: str) -> None:
     from auditor.acceptance import write_entry
 
     path = Path.cwd() / report_path
-    if not path.exists():
-        raise AuditError("accept", f"no report at {path}: run `audit TESTS` first")
-    report = read_report(path)
+    report = _saved_report(path, "accept")
     mutants = report.mutation.mutants if report.mutation else []
     mutant = next((m for m in mutants if m.id == mutant_id), None)
     if mutant is None:

@@ -16,6 +16,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from auditor.checks import split_nodeid
+from auditor.engine import scoring
+from auditor.errors import AuditError
 from auditor.report import Mutant, Report, Smell, Witness
 
 MAX_VALUE_CHARS = 160
@@ -71,13 +74,20 @@ def next_tests(report: Report, files: Collection[str] | None = None) -> list[Sur
             grouped.setdefault((witness.function, witness.input), []).append(mutant)
         else:
             alone.append(mutant)
-    groups = [
-        SurvivorGroup(tuple(sorted(members, key=_place)), witnesses[_place_first(members).id])
-        for members in grouped.values()
-    ]
+    groups = []
+    for members in grouped.values():
+        members.sort(key=_place)
+        groups.append(SurvivorGroup(tuple(members), witnesses[members[0].id]))
     groups.sort(key=lambda group: (-len(group.mutants), _place(group.first)))
     groups += [SurvivorGroup((mutant,), None) for mutant in sorted(alone, key=_place)]
     return groups
+
+
+def check_files(report: Report, files: Collection[str]) -> None:
+    """Files to narrow feedback to must be files of the code under test."""
+    known = set(report.project.source_files)
+    for file in sorted(set(files) - known):
+        raise AuditError("feedback", f"{file} is not a file of the code under test")
 
 
 def build(report: Report, files: Collection[str] | None = None) -> Feedback:
@@ -133,9 +143,8 @@ def _headline(report: Report, files: Collection[str] | None) -> str:
     if report.mutation is None:
         return f"audit of {tests}{where}: mutation testing did not run."
     scores = report.mutation.scores
-    mutants = [m for m in report.mutation.mutants if files is None or m.file in files]
-    survived = sum(m.status == "Survived" for m in mutants)
-    detected = sum(m.status in ("Killed", "Timeout", "RuntimeError") for m in mutants)
+    counts = scoring.scores(m for m in report.mutation.mutants if files is None or m.file in files)
+    detected, survived = counts.counts.killed + counts.counts.timeout, counts.counts.survived
     text = (
         f"audit of {tests}{where}: the tests noticed {detected} of "
         f"{detected + survived} small changes to the code; {survived} went unnoticed."
@@ -173,7 +182,7 @@ def _weak_test_items(report: Report, files: Collection[str] | None) -> list[str]
     tests = _tests_running(report, files) if files is not None else None
     by_test: dict[tuple[str, str], list[Smell]] = {}
     for smell in report.smells.findings:
-        if tests is None or _nodeid(smell.file, smell.test) in tests:
+        if tests is None or (smell.file, smell.test) in tests:
             by_test.setdefault((smell.file, smell.test), []).append(smell)
     order = {"high": 0, "medium": 1, "low": 2}
     ranked = sorted(
@@ -191,7 +200,7 @@ def _weak_test_items(report: Report, files: Collection[str] | None) -> list[str]
         for check in report.mutation.checks:
             if check.caught or not check.held:
                 continue
-            if tests is not None and _nodeid(check.file, check.test) not in tests:
+            if tests is not None and (check.file, check.test) not in tests:
                 continue
             items.append(
                 f"- {check.file}:{check.line} in {check.test}: this check passed on "
@@ -238,12 +247,14 @@ def _uncovered_items(report: Report, files: Collection[str] | None) -> list[str]
     return items
 
 
-def _tests_running(report: Report, files: Collection[str]) -> set[str]:
-    return {t.nodeid for t in report.baseline.tests if any(f in t.lines for f in files)}
-
-
-def _nodeid(file: str, test: str) -> str:
-    return f"{file}::{test.replace('.', '::')}" if test else file
+def _tests_running(report: Report, files: Collection[str]) -> set[tuple[str, str]]:
+    """(test file, qualname) of the tests that run `files`: how smells and checks name
+    their test (a parametrized test's cases are one)."""
+    return {
+        split_nodeid(test.nodeid)
+        for test in report.baseline.tests
+        if any(file in test.lines for file in files)
+    }
 
 
 def _changed_lines(mutant: Mutant) -> tuple[str, str]:
@@ -271,7 +282,3 @@ def _cut(text: str) -> str:
 
 def _place(mutant: Mutant) -> tuple[str, int, str]:
     return (mutant.file, mutant.line, mutant.id)
-
-
-def _place_first(mutants: list[Mutant]) -> Mutant:
-    return min(mutants, key=_place)

@@ -252,8 +252,9 @@ def rate(
         return None
     scores, notes = _gated_scores(config, mutation, None)
     score = scores.score or 0.0
-    imported = bool(mutation.mutants) and all(m.path == "imported" for m in mutation.mutants)
-    share = None if imported else scores.assertion_share or 0.0
+    detected = scores.counts.killed + scores.counts.timeout
+    # None with mutants detected: verdicts that do not say how (mutmut's, imported).
+    share = scores.assertion_share if detected else 0.0
     high = smells.counts.get("high", 0)
     level = next((name for name, floor in SCORE_FLOORS if score >= floor), "shallow")
     if share is not None and share < MIN_ASSERTION_SHARE:

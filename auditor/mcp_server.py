@@ -93,14 +93,16 @@ def serve(root: Path) -> None:
         ),
     )
 
-    def load(report: str) -> Report:
+    def load(report: str, file: str | None = None) -> Report:
         path = root / report
         if not path.exists():
             raise ToolError(f"report: no report at {report}: call the `audit` tool first")
         try:
-            return read_report(path)
+            found = read_report(path)
+            feedback.check_files(found, [file] if file else [])
         except AuditError as error:
             raise ToolError(str(error)) from None
+        return found
 
     @server.tool(name="audit")
     def audit(
@@ -112,7 +114,7 @@ def serve(root: Path) -> None:
         """Audit the pytest tests under `tests` (paths relative to the project root):
         run them with coverage, mutate the code they test, probe it. `diff`: only the
         lines changed since this git ref. `time_budget`: e.g. 90s, 5m."""
-        return run_audit(root, tests, diff, time_budget, report)
+        return audit_in_child(root, tests, diff, time_budget, report)
 
     @server.tool()
     def explain_mutant(mutant_id: str, report: str = DEFAULT_REPORT) -> MutantExplanation:
@@ -126,7 +128,7 @@ def serve(root: Path) -> None:
     ) -> list[TestToWrite]:
         """The tests worth writing next, the one catching most unnoticed changes first
         (`file`: only changes to this file of the code under test)."""
-        return tests_to_write(load(report), limit, file)
+        return tests_to_write(load(report, file), limit, file)
 
     @server.tool()
     def test_smells(test_file: str) -> SmellsResult:
@@ -140,12 +142,12 @@ def serve(root: Path) -> None:
         report: str = DEFAULT_REPORT,
     ) -> str:
         """What the last audit found, as short text for the model that wrote the tests."""
-        return feedback.build(load(report), {file} if file else None).render(max_chars)
+        return feedback.build(load(report, file), {file} if file else None).render(max_chars)
 
     server.run("stdio")
 
 
-def run_audit(
+def audit_in_child(
     root: Path, tests: list[str], diff: str | None, time_budget: str | None, report: str
 ) -> AuditResult:
     """`audit TESTS --json REPORT -q` in a child process, as on the command line."""

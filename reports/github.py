@@ -30,14 +30,15 @@ def render(report: Report) -> str:
         for finding in findings(report)
         if changed is None or finding.line in changed.get(finding.file, ())
     ]
-    lines = [_survivors_line(group) for group in _survivors_by_line(kept)]
+    witnessed = {w.mutant_id: w.status for w in report.probes.witnesses} if report.probes else {}
+    lines = [_survivors_line(group) for group in _survivors_by_line(kept, witnessed)]
     lines += [_line(finding, finding.text) for finding in kept if finding.rule != "AM001"]
     return "".join(line + "\n" for line in lines)
 
 
-def _survivors_by_line(kept: list[Finding]) -> list[list[Finding]]:
+def _survivors_by_line(kept: list[Finding], witnessed: dict[str, str]) -> list[list[Finding]]:
     """Survivors grouped by line; lines with a witness input first (the likely
-    equivalent ones last)."""
+    equivalent ones last). An AM001 finding's key is its mutant's id."""
     grouped: dict[tuple[str, int], list[Finding]] = {}
     for finding in kept:
         if finding.rule == "AM001":
@@ -45,8 +46,8 @@ def _survivors_by_line(kept: list[Finding]) -> list[list[Finding]]:
     return sorted(
         grouped.values(),
         key=lambda group: (
-            not any(" Witness: " in f.text for f in group),
-            all(" Likely equivalent: " in f.text for f in group),
+            not any(witnessed.get(f.key) == "found" for f in group),
+            all(witnessed.get(f.key) == "likely_equivalent" for f in group),
             group[0].file,
             group[0].line,
         ),

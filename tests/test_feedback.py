@@ -109,3 +109,22 @@ def test_a_saved_report_renders_the_feedback_as_one_more_output(shop, saved, tmp
     result = run_audit("report", str(saved), "--feedback", "feedback.txt", cwd=tmp_path)
     assert result.returncode in (0, 1), result.stderr
     assert (tmp_path / "feedback.txt").read_text(encoding="utf-8") == build(shop).render()
+
+
+def test_the_smells_of_a_parametrized_test_count_for_the_files_it_runs(shop):
+    file = "shop/inventory.py"
+    smell = next(
+        s
+        for s in shop.smells.findings
+        for t in shop.baseline.tests
+        if t.nodeid == f"{s.file}::{s.test}" and file in t.lines
+    )
+    cases = [
+        t.model_copy(update={"nodeid": f"{t.nodeid}[case]"})
+        if t.nodeid == f"{smell.file}::{smell.test}"
+        else t
+        for t in shop.baseline.tests
+    ]
+    report = shop.model_copy(update={"baseline": shop.baseline.model_copy(update={"tests": cases})})
+    text = build(report, {file}).render(100_000)
+    assert f"- {smell.file}::{smell.test}: " in text

@@ -103,7 +103,8 @@ def test_imported_verdicts_are_mutmuts_own(after_mutmut):
 
 
 def test_an_imported_mutant_points_at_the_line_it_changes(after_mutmut):
-    run_audit("import", "mutmut", "tests_shallow", "-q", "--no-probes", cwd=after_mutmut)
+    result = run_audit("import", "mutmut", "tests_shallow", "-q", "--no-probes", cwd=after_mutmut)
+    assert result.returncode == 0, result.stderr
     report = Report.read(after_mutmut / ".audit" / "report.json")
     for mutant in report.mutation.mutants:
         source = (after_mutmut / mutant.file).read_text().splitlines()

@@ -46,7 +46,8 @@ def test_mutants_mypy_rejects_never_run(typed_shop):
     rejected = [m for m in report.mutation.mutants if m.status_reason.startswith("rejected by")]
     assert summary.checker == "mypy" and summary.rejected == len(rejected) > 0
     assert summary.checked > summary.rejected
-    assert all(m.status == "CompileError" and not m.killed_by for m in rejected)
+    assert all(m.status == "CompileError" and m.path == "none" for m in rejected)
+    assert not any(m.killed_by or m.kills or m.duration for m in rejected)
     assert all(m.function for m in rejected)  # function bodies only
 
 

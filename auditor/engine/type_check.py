@@ -36,7 +36,7 @@ from auditor.errors import AuditError
 from auditor.report import TypeCheckSummary
 
 CHECKERS = ("mypy", "pyright", "ty")
-_ERROR = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?:\d+:)? error: (?P<message>.*)$")
+_MYPY_ERROR = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?:\d+:)? error: (?P<message>.*)$")
 _TY_ERROR = re.compile(
     r"^(?P<path>.+?):(?P<line>\d+):\d+: error\[(?P<code>[^\]]+)\] (?P<message>.*)$"
 )
@@ -165,13 +165,11 @@ def _with_copies(
     for mutant in mutants:
         by_function[mutant.site.function_end].append(mutant)
     parts, placed, position, line = [], [], 0, 1
-    original_starts: dict[int, int] = {}
     for end in sorted(by_function):
         group = by_function[end]
-        site = group[0].site
-        start = starts[site.function_first_line - 1]
+        start = starts[group[0].site.function_first_line - 1]
         before = source[position:end]
-        original_starts[end] = line + source[position:start].count("\n")
+        original_start = line + source[position:start].count("\n")
         parts.append(before)
         line += before.count("\n")
         if not before.endswith("\n"):
@@ -182,7 +180,7 @@ def _with_copies(
             text = text if text.endswith("\n") else text + "\n"
             parts.append(text)
             lines = text.count("\n")
-            placed.append(_Copy(mutant, line, line + lines - 1, original_starts[end]))
+            placed.append(_Copy(mutant, line, line + lines - 1, original_start))
             line += lines
         position = end
     parts.append(source[position:])
@@ -206,8 +204,8 @@ def _run_mypy(
     command = [sys.executable, "-m", "mypy", "--no-error-summary", "--no-pretty"]
     command += ["--show-error-codes", "--no-color-output", "--cache-dir", str(cache_dir)]
     if _has_workers_option():
-        # One process: a project's `num_workers = 4` multiplied mypy's memory by five
-        # (humanize: the run's peak PSS 386 -> 799 MB) for no gain at this size.
+        # One process: a project's `num_workers` multiplies mypy's memory, beside the
+        # mutation runners, for no gain on a batch this size.
         command += ["--num-workers", "0"]
     for path, shadow in shadows:
         command += ["--shadow-file", path, str(shadow)]
@@ -216,7 +214,7 @@ def _run_mypy(
     errors: dict[str, list[tuple[int, str]]] = defaultdict(list)
     resolved = {str(Path(path).resolve()): path for path, _ in shadows}
     for text in done.stdout.splitlines():
-        match = _ERROR.match(text)
+        match = _MYPY_ERROR.match(text)
         if match is None:
             continue
         where = str((root / match["path"]).resolve())
