@@ -3,7 +3,8 @@
 It imports Hypothesis, installs the guard, then imports the code under test. Each
 function's probes and each survivor's witness search run in a forked child with a
 resource limit and a time budget, so a crash, a hang or a runaway input costs one
-result, not the run. Results are appended as JSON lines to the spec's results file."""
+result, not the run. audit hands out the work an item at a time (`_orders_from_audit`);
+results are appended as JSON lines to the spec's results file."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ import contextlib
 import json
 import math
 import os
+import queue
 import select
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -39,6 +41,7 @@ def _run_forked(work: Callable[[], BaseModel], budget: float) -> tuple[str | Non
         code = 0
         try:
             os.setpgid(0, 0)
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # audit's orders are not its input
             # An input that makes the code allocate without bound gets a MemoryError
             # (an outcome like any other), not gigabytes: the address space may grow by
             # the probes' allowance beyond the parent's.
@@ -104,17 +107,40 @@ _memory_limit_mb = 1024
 _growth_limit_mb = 128
 
 
-def _stop_when_audit_dies() -> None:
-    """audit holds our stdin open; end of file means it died (even by SIGKILL): stop this
-    process group (the sandbox wrapper included). Forked probes have groups of their own
-    and end with their time budget."""
+def _orders_from_audit(requests: int) -> Iterator[int]:
+    """The work, one item at a time: ask audit on `requests` (a newline), read the index
+    of the next item of `spec.items` from stdin; an empty line means no more. Handing out
+    items as processes finish keeps every core busy to the end: how long an item takes
+    varies a hundredfold (a function's probes, a file's witness searches).
 
-    def watch() -> None:
-        while os.read(0, 1024):
-            pass
+    End of file on stdin means audit died (even by SIGKILL): stop this process group
+    (the sandbox wrapper included). Forked probes have groups of their own and end with
+    their time budget."""
+    orders: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+
+    def read() -> None:
+        # os.read, not sys.stdin: a forked probe must not inherit a held buffer lock.
+        pending = b""
+        while chunk := os.read(0, 1024):
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                if not line:
+                    orders.put(None)
+                    return
+                orders.put(int(line))
         os.killpg(os.getpgrp(), signal.SIGKILL)
 
-    threading.Thread(target=watch, daemon=True).start()
+    threading.Thread(target=read, daemon=True).start()
+    return _ask(requests, orders)
+
+
+def _ask(requests: int, orders: queue.SimpleQueue[int | None]) -> Iterator[int]:
+    while True:
+        os.write(requests, b"\n")
+        item = orders.get()
+        if item is None:
+            return
+        yield item
 
 
 def main(spec_path: str) -> int:
@@ -131,9 +157,10 @@ def main(spec_path: str) -> int:
     os.chdir(spec.root)
     log = os.open(spec.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     results = open(spec.results_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+    requests = os.dup(1)
     os.dup2(log, 1)
     os.dup2(log, 2)
-    _stop_when_audit_dies()
+    orders = _orders_from_audit(requests)
 
     import hypothesis  # noqa: F401 - imported before the guard, with its own files
 
@@ -161,39 +188,49 @@ def main(spec_path: str) -> int:
         except Exception as error:
             unprobeable[target.key] = ("failed", f"{type(error).__name__}: {error}".splitlines()[0])
     _warm_hypothesis()
-    for target in spec.targets:
-        if target.key not in spec.probe:
-            continue
-        if target.key in unprobeable:
-            status, reason = unprobeable[target.key]
+
+    from auditor.engine.swap import live_functions
+    from auditor.probes.witness import witnesses_for_file
+
+    by_file: dict[str, list[SurvivorSpec]] = {}
+    for survivor in spec.survivors:
+        by_file.setdefault(survivor.path, []).append(survivor)
+    alive = live_functions(source_files) if spec.survivors else {}
+    targets = {target.key: target for target in spec.targets}
+
+    def probe(key: str) -> None:
+        target = targets[key]
+        if key in unprobeable:
+            status, reason = unprobeable[key]
             emit(FunctionResult(probe=_probe(target, status, reason, [])))
-            continue
-        subject = subjects[target.key]
-        text, reason = _run_forked(lambda s=subject: probe_function(s, spec), spec.time_budget)
+            return
+        subject = subjects[key]
+        text, reason = _run_forked(lambda: probe_function(subject, spec), spec.time_budget)
         if text is not None:
             results.write(text + "\n")
         else:
             emit(FunctionResult(probe=_probe(target, "failed", reason, subject.params)))
 
-    from auditor.engine.swap import live_functions
-    from auditor.probes.witness import witnesses_for_file
-
-    alive = live_functions(source_files) if spec.survivors else {}
-    by_file: dict[str, list[SurvivorSpec]] = {}
-    for survivor in spec.survivors:
-        by_file.setdefault(survivor.path, []).append(survivor)
-    for _path, survivors in sorted(by_file.items()):
+    def search(path: str) -> None:
+        survivors = by_file[path]
         text, reason = _run_forked(
-            lambda s=survivors: witnesses_for_file(s, subjects, spec, alive, _run_forked),
+            lambda: witnesses_for_file(survivors, subjects, spec, alive, _run_forked),
             spec.time_budget * (len(survivors) + 2),
         )
         if text is not None:
             for witness in WitnessBatch.model_validate_json(text).witnesses:
                 emit(WitnessResult(witness=witness))
-            continue
+            return
         for survivor in survivors:
             witness = Witness(mutant_id=survivor.mutant_id, status="not probeable", reason=reason)
             emit(WitnessResult(witness=witness))
+
+    for item in orders:
+        kind, name = spec.items[item]
+        if kind == "search":
+            search(name)
+        else:
+            probe(name)
     results.close()
     return 0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -67,9 +68,10 @@ class ProbeSpec(BaseModel):
     expected_exceptions: list[str]
     targets: list[TargetSpec]
     """Every probeable function (witness searches may call any of them)."""
-    probe: list[str]
-    """Keys of the targets whose probes this process runs."""
     survivors: list[SurvivorSpec]
+    items: list[tuple[Literal["probe", "search"], str]]
+    """The work audit may hand out: a target's probes (by key), or the witness searches
+    of a file's survivors (by path). Every probe process gets them all."""
 
     def write(self, path: Path) -> None:
         path.write_text(self.model_dump_json(), encoding="utf-8")

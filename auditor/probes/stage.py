@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import math
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -14,6 +15,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from pydantic import ValidationError
 
@@ -231,25 +233,17 @@ def run_probes(
     )
 
 
-def _partition(
-    targets: list[TargetSpec], survivors: list[SurvivorSpec], jobs: int
-) -> list[tuple[list[str], list[SurvivorSpec]]]:
-    """Per process: the functions it probes, and the survivors it searches (whole files
-    together: a file's inputs are generated once)."""
-    by_file: dict[str, list[SurvivorSpec]] = {}
-    for survivor in survivors:
-        by_file.setdefault(survivor.path, []).append(survivor)
-    shares: list[tuple[list[str], list[SurvivorSpec]]] = [([], []) for _ in range(jobs)]
-    load = [0] * jobs
-    for group in sorted(by_file.values(), key=len, reverse=True):
-        lightest = load.index(min(load))
-        shares[lightest][1].extend(group)
-        load[lightest] += len(group)
-    for target in targets:
-        lightest = load.index(min(load))
-        shares[lightest][0].append(target.key)
-        load[lightest] += 3  # a function's probes cost about three witness searches
-    return [share for share in shares if share[0] or share[1]]
+def _work_items(
+    to_probe: list[TargetSpec], survivors: list[SurvivorSpec]
+) -> list[tuple[Literal["probe", "search"], str]]:
+    """The items handed out to the probe processes, longest first so that none is left
+    running alone at the end: each file's witness searches (a file's inputs are
+    generated once), most survivors first, then each function's probes."""
+    by_file = Counter(survivor.path for survivor in survivors)
+    searches = sorted(by_file, key=lambda path: (-by_file[path], path))
+    items: list[tuple[Literal["probe", "search"], str]] = [("search", path) for path in searches]
+    items += [("probe", target.key) for target in to_probe]
+    return items
 
 
 _MIN_PROBE_GROWTH_MB = 128
@@ -294,10 +288,10 @@ def _run_child(
         return [], False, False
     if budget_deadline is not None and time.monotonic() >= budget_deadline:
         return [], False, True
-    jobs = config.workers
+    items = _work_items(to_probe, survivors)
     with tempfile.TemporaryDirectory(prefix="audit-probes-") as scratch:
         running = []
-        for number, (keys, share) in enumerate(_partition(to_probe, survivors, jobs)):
+        for number in range(min(config.workers, len(items))):
             home = Path(scratch) / f"probe-{number}"
             private_tmp = home / "tmp"
             private_tmp.mkdir(parents=True)
@@ -318,8 +312,8 @@ def _run_child(
                 call_timeout=min(0.5, config.probe_time_budget / 4),
                 expected_exceptions=expected,
                 targets=targets,
-                probe=keys,
-                survivors=share,
+                survivors=survivors,
+                items=items,
             )
             spec.write(home / "spec.json")
             process = subprocess.Popen(
@@ -331,11 +325,12 @@ def _run_child(
                 cwd=project.root,
                 env=_environment(project, private_tmp, isolation),
                 stdin=subprocess.PIPE,  # closed when audit dies: the probe process then stops
-                stdout=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,  # where it asks for work
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
             )
             running.append((process, home))
+        dispatcher = _Dispatcher([process for process, _ in running], len(items))
         deadline = time.monotonic() + total * (config.probe_time_budget + 1) + 60
         done = 0
         interrupted = out_of_time = False
@@ -346,7 +341,7 @@ def _run_child(
                 if budget_deadline is not None and time.monotonic() >= budget_deadline:
                     out_of_time = True
                     break
-                time.sleep(0.1)
+                dispatcher.serve(timeout=0.1)
                 lines = sum(_count_lines(home / "results.jsonl") for _, home in running)
                 if lines != done:
                     done = lines
@@ -358,8 +353,9 @@ def _run_child(
                 if process.poll() is None:
                     process.kill()
                 process.wait()
-                if process.stdin is not None:
-                    process.stdin.close()
+                for stream in (process.stdin, process.stdout):
+                    if stream is not None:
+                        stream.close()
         results: list[FunctionResult | WitnessResult] = []
         for process, home in running:
             results += _read_results(
@@ -368,6 +364,45 @@ def _run_child(
                 home / "output.log",
             )
         return results, interrupted, out_of_time
+
+
+class _Dispatcher:
+    """Hands out the work items in order, the next one to whichever probe process asks
+    (a newline on its stdout); an empty line tells it there is no more."""
+
+    def __init__(self, processes: list[subprocess.Popen[bytes]], count: int) -> None:
+        self._waiting = {
+            process.stdout.fileno(): process for process in processes if process.stdout
+        }
+        self._next = 0
+        self._count = count
+
+    def serve(self, timeout: float) -> None:
+        if not self._waiting:
+            time.sleep(timeout)
+            return
+        ready, _, _ = select.select(list(self._waiting), [], [], timeout)
+        for fd in ready:
+            process = self._waiting[fd]
+            requests = os.read(fd, 1024).count(b"\n")
+            if not requests:  # it exited
+                del self._waiting[fd]
+                continue
+            for _ in range(requests):
+                self._send(process)
+
+    def _send(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdin is not None
+        if self._next < self._count:
+            order = f"{self._next}\n"
+            self._next += 1
+        else:
+            order = "\n"
+        try:
+            process.stdin.write(order.encode())
+            process.stdin.flush()
+        except BrokenPipeError:
+            pass  # it died; its missing results say so
 
 
 def _count_lines(path: Path) -> int:

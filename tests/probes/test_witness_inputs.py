@@ -71,7 +71,7 @@ def _spec(examples: int = 40) -> ProbeSpec:
         call_timeout=0.5,
         expected_exceptions=[],
         targets=[],
-        probe=[],
+        items=[],
         survivors=[],
     )
 

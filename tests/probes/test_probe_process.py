@@ -1,0 +1,169 @@
+"""How audit hands the probe work to its probe processes: an item at a time, to whichever
+process asks, longest items first; a probe process stops when audit dies."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from auditor.probes.protocol import FunctionResult, ProbeSpec, SurvivorSpec, TargetSpec
+from auditor.probes.stage import _Dispatcher, _work_items
+from auditor.probes.targets import find_targets
+
+
+def _target(key: str) -> TargetSpec:
+    file, _, qualname = key.partition("::")
+    return TargetSpec(
+        key=key,
+        file=file,
+        path=file,
+        module="pkg",
+        qualname=qualname,
+        line=1,
+        kind="function",
+        raises=[],
+        unreached_raise_lines=[],
+        documented_raises=[],
+        doc_literals=[],
+        observed=[],
+    )
+
+
+def _survivor(mutant_id: str, path: str) -> SurvivorSpec:
+    return SurvivorSpec(
+        mutant_id=mutant_id, description="", path=path, first_line=1, name="f", targets=[]
+    )
+
+
+def test_witness_searches_come_first_most_survivors_first_then_function_probes():
+    survivors = [
+        _survivor("a1", "/p/a.py"),
+        _survivor("b1", "/p/b.py"),
+        _survivor("b2", "/p/b.py"),
+        _survivor("c1", "/p/c.py"),
+    ]
+    items = _work_items([_target("pkg.py::f"), _target("pkg.py::g")], survivors)
+    assert items == [
+        ("search", "/p/b.py"),
+        ("search", "/p/a.py"),
+        ("search", "/p/c.py"),
+        ("probe", "pkg.py::f"),
+        ("probe", "pkg.py::g"),
+    ]
+
+
+_WORKER = """
+import os, sys, time
+pause, record = float(sys.argv[1]), open(sys.argv[2], "w")
+while True:
+    os.write(1, b"\\n")
+    line = sys.stdin.readline()
+    if line in ("", "\\n"):
+        break
+    record.write(line)
+    record.flush()
+    time.sleep(pause)
+"""
+
+
+def test_each_item_goes_once_to_whichever_process_asks(tmp_path):
+    records = [tmp_path / "slow.txt", tmp_path / "fast.txt"]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, pause, str(record)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        for pause, record in zip(["1.0", "0"], records)
+    ]
+    dispatcher = _Dispatcher(processes, 20)
+    deadline = time.monotonic() + 30
+    while any(p.poll() is None for p in processes) and time.monotonic() < deadline:
+        dispatcher.serve(timeout=0.1)
+    for process in processes:
+        process.wait(timeout=5)
+        assert process.returncode == 0
+    slow, fast = ([int(n) for n in record.read_text().split()] for record in records)
+    assert sorted(slow + fast) == list(range(20))
+    assert len(slow) <= 3 < len(fast)
+
+
+_CODE = """
+def halve(n: int) -> int:
+    return n // 2
+"""
+
+
+def _spec(tmp_path: Path) -> ProbeSpec:
+    (tmp_path / "pkg.py").write_text(textwrap.dedent(_CODE), encoding="utf-8")
+    target = find_targets(tmp_path / "pkg.py", "pkg.py", "pkg")[0]
+    spec = _target(target.key)
+    spec.path = str(tmp_path / "pkg.py")
+    spec.line = target.line
+    (tmp_path / "results.jsonl").touch()
+    return ProbeSpec(
+        root=str(tmp_path),
+        source_files=[str(tmp_path / "pkg.py")],
+        allowed_roots=[str(tmp_path)],
+        guard=False,
+        memory_limit_mb=2048,
+        growth_limit_mb=256,
+        log_file=str(tmp_path / "output.log"),
+        results_file=str(tmp_path / "results.jsonl"),
+        max_examples=20,
+        witness_examples=60,
+        time_budget=10,
+        call_timeout=0.5,
+        expected_exceptions=[],
+        targets=[spec],
+        survivors=[],
+        items=[("probe", spec.key)],
+    )
+
+
+def _start(tmp_path: Path) -> subprocess.Popen[bytes]:
+    _spec(tmp_path).write(tmp_path / "spec.json")
+    return subprocess.Popen(
+        [sys.executable, "-m", "auditor.probes.child", str(tmp_path / "spec.json")],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def _asks(process: subprocess.Popen[bytes]) -> bool:
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], 30)
+    return bool(ready) and os.read(process.stdout.fileno(), 1) == b"\n"
+
+
+def test_the_probe_process_runs_what_it_is_handed_and_ends_when_told(tmp_path):
+    process = _start(tmp_path)
+    assert process.stdin is not None
+    assert _asks(process)
+    process.stdin.write(b"0\n")
+    process.stdin.flush()
+    assert _asks(process)
+    process.stdin.write(b"\n")
+    process.stdin.flush()
+    assert process.wait(timeout=30) == 0
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert [FunctionResult.model_validate_json(line).probe.function for line in lines] == [
+        "halve"
+    ]
+
+
+def test_the_probe_process_stops_when_audit_dies(tmp_path):
+    process = _start(tmp_path)
+    assert process.stdin is not None
+    assert _asks(process)
+    process.stdin.close()  # what audit's death does to the pipe
+    assert process.wait(timeout=10) == -9
+    assert (tmp_path / "results.jsonl").read_text() == ""
