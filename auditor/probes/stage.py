@@ -23,7 +23,6 @@ from auditor.baseline.coverage_data import relative
 from auditor.config import AuditConfig
 from auditor.discovery import Project
 from auditor.engine.cache import ResultCache
-from auditor.engine.plan import plan
 from auditor.engine.stage import module_name, planner_for
 from auditor.errors import AuditError
 from auditor.hypothesis_storage import storage_folder
@@ -101,9 +100,18 @@ def _survivors(
     survived = [m for m in mutation.mutants if m.status == "Survived"]
     if not survived:
         return [], []
-    planner = planner_for(project, config, baseline)
-    files = sorted({m.file for m in survived})
-    planned = {m.id: m for m in plan(planner, [project.root / file for file in files])}
+    # The mutation stage left each file's sites and compiled mutants in the cache:
+    # planning the files again from it costs no parse and no compile.
+    cache = ResultCache(project.root)
+    try:
+        planner = planner_for(project, config, baseline, cache)
+        planned = {
+            planned_mutant.id: planned_mutant
+            for file in sorted({m.file for m in survived})
+            for planned_mutant in planner.plan_file(project.root / file)
+        }
+    finally:
+        cache.close()
     specs, unsearchable = [], []
     observed_keys = {f"{entry.file}::{entry.qualname}" for entry in baseline.observed}
     for mutant in survived:
