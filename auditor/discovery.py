@@ -269,6 +269,20 @@ def _python_files(path: Path) -> list[Path]:
     )
 
 
+def _refuse_a_module_named_like_ours(root: Path, source_roots: tuple[Path, ...]) -> None:
+    """audit's test processes start as `python -m auditor...` in the project root, with
+    the source roots on their path (as `python -m pytest` would): a module named
+    `auditor` there would be imported in place of ours."""
+    for folder in sorted({root, *source_roots}):
+        for module in (folder / "auditor" / "__init__.py", folder / "auditor.py"):
+            if module.is_file():
+                raise DiscoveryError(
+                    f"{module.relative_to(root)}: a top-level module named 'auditor' would "
+                    "be imported in place of audit's own in the test processes; audit "
+                    "cannot run this project"
+                )
+
+
 def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> Project:
     """Locate everything the pipeline needs, or raise DiscoveryError naming what is missing."""
     cwd = (cwd or Path.cwd()).resolve()
@@ -297,6 +311,7 @@ def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> 
             "project root); name it with --src"
         )
     source_roots = tuple(sorted({_import_root(path) for path in source_paths}))
+    _refuse_a_module_named_like_ours(root, source_roots)
 
     test_files = sorted(
         {file for path in tests for file in _python_files(path) if _is_test_module(file)}

@@ -33,6 +33,7 @@ from typing import Literal
 from auditor import pids
 from auditor.errors import ConfigError
 from auditor.guard import SHARED_TEMP
+from auditor.launch import own_module
 
 Level = Literal["os", "guard", "none"]
 
@@ -75,6 +76,7 @@ class Isolation:
             return command
         overlaid = [*overlaid, *SHARED_TEMP]
         unshare = shutil.which("unshare") or "unshare"
+        setup = {"home": home, "overlaid": sorted(set(overlaid)), "pids_cgroup": pids.run_cgroup()}
         return [
             unshare,
             "--user",
@@ -85,14 +87,7 @@ class Isolation:
             "--mount-proc",
             "--fork",
             "--kill-child",
-            sys.executable,
-            "-m",
-            "auditor.isolation",
-            json.dumps(
-                {"home": home, "overlaid": sorted(set(overlaid)), "pids_cgroup": pids.run_cgroup()}
-            ),
-            "--",
-            *command,
+            *own_module("auditor.isolation", json.dumps(setup), "--", *command),
         ]
 
     def kill(self, process: subprocess.Popen[bytes]) -> None:

@@ -11,13 +11,13 @@ state of its own between calls: the report on disk is the state.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from auditor import feedback
 from auditor.errors import AuditError
+from auditor.launch import own_module
 from auditor.report import Mutant, Report, Smell, Witness, read_report
 
 DEFAULT_REPORT = ".audit/report.json"
@@ -153,7 +153,7 @@ def audit_in_child(
     """`audit TESTS --json REPORT -q` in a child process, as on the command line."""
     from mcp.server.mcpserver.exceptions import ToolError
 
-    command = [sys.executable, "-m", "auditor", *tests, "--json", report, "-q"]
+    command = own_module("auditor", *tests, "--json", report, "-q")
     if diff:
         command += ["--diff", diff]
     if time_budget:

@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from auditor.launch import own_module
+
 if TYPE_CHECKING:  # the helper itself does without pydantic (14 MB)
     from auditor.config import AuditConfig
     from auditor.discovery import Project
@@ -49,7 +51,7 @@ class EarlySites:
             "disable": config.disable_mutators,
         }
         process = subprocess.Popen(
-            [sys.executable, "-m", "auditor.engine.early_sites"],
+            own_module("auditor.engine.early_sites"),
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
