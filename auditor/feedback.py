@@ -105,6 +105,12 @@ def build(report: Report, files: Collection[str] | None = None) -> Feedback:
     return Feedback(_headline(report, files), tuple(s for s in sections if s.items))
 
 
+def render_report(report: Report, previous: Report | None = None) -> str:
+    """The feedback on the whole report as an output file (`--feedback PATH`), at the
+    default length; `previous` is not used: the feedback is about this run."""
+    return build(report).render()
+
+
 def render(feedback: Feedback, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     """The headline, then each section with the items that fit: items are offered from
     the sections in turn (first of each, then second of each...), so every section gets

@@ -66,6 +66,8 @@ _DEV_LINKS = {
 class Isolation:
     level: Level
     reason: str
+    processes_bounded: bool = False
+    """Whether a sandbox's process count is bounded (`pids.bound_by`)."""
 
     def wrap(self, command: list[str], home: str, overlaid: Sequence[str] = ()) -> list[str]:
         """The command to start instead of `command` at this level. `home` is the
@@ -148,7 +150,7 @@ def choose(requested: str) -> Isolation:
         return Isolation(requested, "asked for")  # type: ignore[arg-type]
     available, why = _probe()
     if available:
-        return Isolation("os", why)
+        return Isolation("os", why, processes_bounded=pids.bound_by() != pids.UNBOUNDED)
     if requested == "os":
         raise ConfigError(f"--sandbox os is not available here: {why}")
     return Isolation("guard", f"OS sandbox unavailable: {why}; the audit-hook guard only")

@@ -242,7 +242,11 @@ def run_audit(
         project=_project_info(project),
         config=config.model_dump(mode="json"),
         timings=clock.timings,
-        sandbox=SandboxInfo(level=isolation.level, reason=isolation.reason),
+        sandbox=SandboxInfo(
+            level=isolation.level,
+            reason=isolation.reason,
+            processes_bounded=isolation.processes_bounded,
+        ),
         baseline=baseline,
         coverage=coverage,
         smells=smells,

@@ -39,7 +39,7 @@ from typing import Any, Literal
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -665,6 +665,10 @@ class SandboxInfo(_Model):
     """`os`: namespaces (read-only files, no network) and the guard; `guard`: the
     audit hook only; `none`: neither."""
     reason: str
+    processes_bounded: bool = False
+    """Whether something bounds how many processes one sandbox may hold (a fork bomb):
+    only the OS sandbox, by RLIMIT_NPROC or a pids cgroup; root without a writable pids
+    cgroup has neither."""
 
 
 class TestOrigin(_Model):

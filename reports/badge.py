@@ -10,7 +10,7 @@ from auditor.report import Report
 _COLOR = {"strong": "brightgreen", "adequate": "yellowgreen", "weak": "orange", "shallow": "red"}
 
 
-def render(report: Report) -> str:
+def render(report: Report, previous: Report | None = None) -> str:
     rating = report.gate.rating
     scores = report.mutation.scores if report.mutation else None
     score = rating.score if rating is not None else scores.score if scores else None

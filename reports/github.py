@@ -18,7 +18,7 @@ _COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 _SHOWN_PER_LINE = 3
 
 
-def render(report: Report) -> str:
+def render(report: Report, previous: Report | None = None) -> str:
     scope = report.mutation.scope if report.mutation else None
     changed = (
         {path: set(lines) for path, lines in scope.changed_lines.items()}

@@ -7,7 +7,7 @@ from xml.etree import ElementTree
 from auditor.report import Report
 
 
-def render(report: Report) -> str:
+def render(report: Report, previous: Report | None = None) -> str:
     conditions = report.gate.conditions
     failures = sum(not condition.passed for condition in conditions)
     suites = ElementTree.Element("testsuites", name="audit")

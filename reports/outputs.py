@@ -15,13 +15,13 @@ from reports import badge, html, junit, markdown, pr_comment, sarif, sonarqube, 
 FORMATS: dict[str, Callable[[Report, Report | None], str]] = {
     "html": html.render,
     "markdown": markdown.render,
-    "sarif": lambda report, previous: sarif.render(report),
-    "stryker": lambda report, previous: stryker.render(report),
-    "junit": lambda report, previous: junit.render(report),
-    "feedback": lambda report, previous: feedback.build(report).render(),
+    "sarif": sarif.render,
+    "stryker": stryker.render,
+    "junit": junit.render,
+    "feedback": feedback.render_report,
     "pr_comment": pr_comment.render,
-    "badge": lambda report, previous: badge.render(report),
-    "sonarqube": lambda report, previous: sonarqube.render(report),
+    "badge": badge.render,
+    "sonarqube": sonarqube.render,
 }
 """Format name -> renderer(report, previous report or None)."""
 

@@ -46,7 +46,7 @@ def _location(path: str, line: int, column: int | None = None) -> dict[str, Any]
     }
 
 
-def render(report: Report) -> str:
+def render(report: Report, previous: Report | None = None) -> str:
     rules = _rules()
     index = {rule["id"]: position for position, rule in enumerate(rules)}
     results = [

@@ -13,7 +13,7 @@ _EFFORT = {"mutation-testing": 10, "test-smell": 5}
 """Minutes to fix: write one test, or rewrite one check."""
 
 
-def render(report: Report) -> str:
+def render(report: Report, previous: Report | None = None) -> str:
     described = {rule.id: rule for rule in rules()}
     found = findings(report)
     used = sorted({finding.rule for finding in found})

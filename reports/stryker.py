@@ -62,7 +62,7 @@ def _test_files(report: Report) -> dict[str, Any]:
     return {path: {"tests": tests} for path, tests in sorted(files.items())}
 
 
-def render(report: Report) -> str:
+def render(report: Report, previous: Report | None = None) -> str:
     mutants_by_file: dict[str, list[Mutant]] = defaultdict(list)
     for mutant in report.mutation.mutants if report.mutation else []:
         mutants_by_file[mutant.file].append(mutant)

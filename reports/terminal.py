@@ -8,7 +8,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from auditor import pids
 from auditor.report import Report
 from reports.summary import (
     FINDING_TITLES,
@@ -127,7 +126,7 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
     baseline = report.baseline
     totals = report.coverage.totals
 
-    if report.sandbox.level != "os" or pids.UNBOUNDED in report.sandbox.reason:
+    if not report.sandbox.processes_bounded:
         console.print(f"[yellow]sandbox: {report.sandbox.level} ({report.sandbox.reason})[/yellow]")
     console.print(code_under_test(report), highlight=False, markup=False)
     headline = Table(title="audit summary", show_header=False, title_justify="left")

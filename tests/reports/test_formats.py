@@ -85,17 +85,18 @@ def test_terminal_warns_when_nothing_bounds_the_sandboxes_processes(report):
     from auditor import pids
     from reports import terminal
 
-    def sandbox_lines(reason: str) -> list[str]:
+    def sandbox_lines(reason: str, bounded: bool) -> list[str]:
         edited = report.model_copy(deep=True)
         edited.sandbox.level, edited.sandbox.reason = "os", reason
+        edited.sandbox.processes_bounded = bounded
         console = Console(record=True, width=200)
         terminal.render(edited, console)
         return [line for line in console.export_text().splitlines() if "sandbox:" in line]
 
-    assert sandbox_lines(f"namespaces; {pids.UNBOUNDED}") == [
+    assert sandbox_lines(f"namespaces; {pids.UNBOUNDED}", bounded=False) == [
         f"sandbox: os (namespaces; {pids.UNBOUNDED})"
     ]
-    assert sandbox_lines("namespaces; at most 1024 tasks per sandbox (pids cgroup)") == []
+    assert sandbox_lines("namespaces; at most 1024 tasks per sandbox (pids cgroup)", True) == []
 
 
 def test_terminal_names_a_test_file_the_smell_check_could_not_read(report):
