@@ -7,11 +7,12 @@ setting silently ignored.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from auditor.errors import ConfigError
 
@@ -19,6 +20,21 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
+
+
+def seconds(value: object) -> object:
+    """A duration in seconds, from a number or from text such as `90`, `90s`, `5m`, `1.5h`
+    (the same for a flag and for its key in pyproject.toml)."""
+    if not isinstance(value, str):
+        return value
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", value)
+    if not match:
+        raise ValueError(f"expects a duration such as 90s, 5m or 1h; got '{value}'")
+    return float(match[1]) * {"": 1, "s": 1, "m": 60, "h": 3600}[match[2]]
+
+
+Duration = Annotated[float, BeforeValidator(seconds)]
+"""Seconds; written as a number or as `90s`, `5m`, `1h`."""
 
 Severity = Literal["high", "medium", "low"]
 
@@ -103,7 +119,7 @@ class EscalationConfig(_Strict):
     """`chat` (/v1/chat/completions, what every compatible server has) or `responses`."""
     deep_model: str = "gpt-5.1-codex"
     fast_model: str = "gpt-5.1-codex-mini"
-    request_timeout: float = Field(default=120.0, gt=0)
+    request_timeout: Duration = Field(default=120.0, gt=0)
     max_retries: int = Field(default=2, ge=0)
     weak_below: float = Field(default=70.0, ge=0, le=100)
     """A module whose score on covered code is below this is weak."""
@@ -118,7 +134,7 @@ class EscalationConfig(_Strict):
     """Rounds that send the model its candidates' failures and take corrected tests."""
     candidate_runs: int = Field(default=3, ge=1)
     """Runs of the suite with the candidates, each in another order, that they must pass."""
-    candidate_timeout: float = Field(default=5.0, gt=0)
+    candidate_timeout: Duration = Field(default=5.0, gt=0)
     """Seconds a candidate test may run on the original code."""
     hardened_dir: str = ".audit/hardened"
     apply: bool = False
@@ -136,7 +152,7 @@ class AuditConfig(_Strict):
     """Globs of files of the code under test (relative to the project root) that get no
     mutants; they still count for coverage and are still probed."""
     report_json: str = ".audit/report.json"
-    test_timeout: float = Field(default=10.0, gt=0)
+    test_timeout: Duration = Field(default=10.0, gt=0)
     memory_limit_mb: int = Field(default=4096, ge=64)
     allow_write: list[str] = Field(default_factory=list)
     sandbox: Literal["auto", "os", "guard", "none"] = "auto"
@@ -162,7 +178,7 @@ class AuditConfig(_Strict):
     """Run the property-based probes (needs the baseline; witnesses need mutation)."""
     probe_examples: int = Field(default=100, ge=1)
     """Inputs per probe search; a witness search replays three times as many per function."""
-    probe_time_budget: float = Field(default=10.0, gt=0)
+    probe_time_budget: Duration = Field(default=10.0, gt=0)
     """Seconds for all probes of one function, or one survivor's witness search."""
     probe_allow: list[str] = Field(default_factory=list)
     """Functions (`qualname`, `file::qualname`, or a file) to probe even though they look
@@ -183,7 +199,7 @@ class AuditConfig(_Strict):
     give such survivors a second chance there). Off: they are reported as measured in
     process, which is faster and can miss kills by CLI-style tests."""
     mutant_timeout_factor: float = Field(default=3.0, gt=0)
-    mutant_timeout_constant: float = Field(default=2.0, ge=0)
+    mutant_timeout_constant: Duration = Field(default=2.0, ge=0)
     executor: Literal["local", "dask"] = "local"
     """Where mutants run: runner processes here, or a Dask distributed cluster."""
     scheduler: str | None = None
@@ -195,7 +211,7 @@ class AuditConfig(_Strict):
     sample: int | None = Field(default=None, ge=1)
     """Run a stratified random sample of this many mutants and estimate the scores."""
     sample_seed: int = 0
-    time_budget: float | None = Field(default=None, gt=0)
+    time_budget: Duration | None = Field(default=None, gt=0)
     """Seconds the mutation stage may take; mutants run in a stratified random order."""
     verify_sample: int = Field(default=0, ge=0)
     """Re-check this many random mutants with a fresh run on a materialized copy."""
@@ -217,7 +233,7 @@ def _describe(error: ValidationError, origin: str) -> str:
     key = ".".join(str(part) for part in first["loc"])
     if first["type"] == "extra_forbidden":
         return f"{origin}: unknown key '{key}'"
-    return f"{origin}: bad value for '{key}': {first['msg']}"
+    return f"{origin}: bad value for '{key}': {first['msg'].removeprefix('Value error, ')}"
 
 
 def read_pyproject_section(pyproject: Path) -> dict[str, Any]:

@@ -60,3 +60,34 @@ def test_invalid_toml_is_an_error_naming_the_file(tmp_path):
     path = write_pyproject(tmp_path, "[tool.audit\n")
     with pytest.raises(ConfigError, match=r"cannot read .*pyproject\.toml"):
         load_config(path, {})
+
+
+@pytest.mark.parametrize(
+    ("written", "seconds"), [("90", 90), ("90s", 90), ("5m", 300), ("1.5h", 5400), (45, 45)]
+)
+def test_a_duration_is_read_the_same_from_the_file_and_from_a_flag(tmp_path, written, seconds):
+    value = f'"{written}"' if isinstance(written, str) else written
+    path = write_pyproject(tmp_path, f"[tool.audit]\ntime_budget = {value}\n")
+    assert load_config(path, {}).time_budget == seconds
+    assert load_config(None, {"time_budget": written}).time_budget == seconds
+
+
+def test_every_timeout_takes_a_duration(tmp_path):
+    path = write_pyproject(
+        tmp_path,
+        '[tool.audit]\ntest_timeout = "2m"\nprobe_time_budget = "30s"\n'
+        '[tool.audit.escalation]\nrequest_timeout = "1m"\n',
+    )
+    config = load_config(path, {})
+    assert (config.test_timeout, config.probe_time_budget) == (120, 30)
+    assert config.escalation.request_timeout == 60
+
+
+def test_a_bad_duration_names_the_key_and_the_forms_it_takes(tmp_path):
+    path = write_pyproject(tmp_path, '[tool.audit]\ntime_budget = "soon"\n')
+    with pytest.raises(ConfigError) as raised:
+        load_config(path, {})
+    assert str(raised.value).endswith(
+        "[tool.audit]: bad value for 'time_budget': expects a duration such as 90s, 5m or "
+        "1h; got 'soon'"
+    )
