@@ -81,8 +81,8 @@ def main(spec_path: str) -> int:
 
     from auditor import guard
     from auditor.baseline import protocol
+    from auditor.baseline.observe import CallRecorder
     from auditor.baseline.plugin import BaselinePlugin
-    from auditor.probes.observe import CallRecorder
 
     events = open(spec.events_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
     recorder = CallRecorder(spec.source_dirs, spec.omit) if spec.measure else None

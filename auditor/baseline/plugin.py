@@ -20,9 +20,9 @@ from typing import IO, Any
 import pytest
 
 from auditor.baseline import protocol
+from auditor.baseline.observe import CallRecorder
 from auditor.guard import Blocked
 from auditor.memory import resident_bytes
-from auditor.probes.observe import CallRecorder
 from auditor.sandbox import benchmarks_run_once, derandomize_hypothesis
 
 _SUBPROCESS_CONTEXT = "AUDIT_SUBPROCESS_CONTEXT"

@@ -23,11 +23,11 @@ from typing import Any
 from coverage import CoverageData
 
 from auditor.baseline import protocol
+from auditor.baseline.observe import MAX_CALLS
 from auditor.baseline.protocol import ChildSpec
 from auditor.errors import IncompleteRunError, SuiteUnusableError
 from auditor.hypothesis_storage import storage_folder, uses_hypothesis
 from auditor.isolation import NO_ISOLATION, Isolation
-from auditor.probes.observe import MAX_CALLS
 
 MAX_RESTARTS = 20
 _HANG_GRACE_SECONDS = 5.0
@@ -47,7 +47,7 @@ class ChildOutcome:
     """The last INTERNALERROR line pytest printed, when it printed one."""
     last_collected_file: str = ""
     observed: list[dict[str, Any]] = field(default_factory=list)
-    """Argument values the tests passed to functions under test (see probes.observe)."""
+    """Argument values the tests passed to functions under test (see baseline.observe)."""
     memory_growth_mb: float = 0.0
     """How much the child grew while its tests ran: its peak beyond its size once the
     tests were collected."""

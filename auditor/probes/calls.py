@@ -21,8 +21,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from auditor.baseline.observe import stable_repr
 from auditor.probes.edges import edge_values
-from auditor.probes.observe import stable_repr
 from auditor.probes.protocol import TargetSpec
 from auditor.report import ParamStrategy
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.probes import observe
-from auditor.probes.observe import CallRecorder
+from auditor.baseline import observe
+from auditor.baseline.observe import CallRecorder
 
 
 @pytest.fixture
