@@ -49,6 +49,7 @@ def test_unique_kills_are_the_mutants_only_that_test_kills(runs):
     for test in mutation.tests:
         alone = [m for m in mutation.mutants if m.killed_by == [test.nodeid]]
         assert test.unique_kills == len(alone)
+    assert any(test.unique_kills for test in mutation.tests)
 
 
 def test_the_carrying_tests_kill_every_mutant_the_suite_kills(runs):

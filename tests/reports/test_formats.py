@@ -25,12 +25,15 @@ def test_stryker_json_lists_every_mutant_with_its_tests(rendered, report):
 def test_stryker_locations_point_at_the_original_text(rendered, report):
     files = json.loads(rendered["stryker"].read_text())["files"]
     source = report.sources["markup/render.py"].splitlines()
-    for mutant in files["markup/render.py"]["mutants"]:
+    originals = {m.id: m.original for m in report.mutation.mutants}
+    mutants = files["markup/render.py"]["mutants"]
+    assert mutants
+    for mutant in mutants:
         start, end = mutant["location"]["start"], mutant["location"]["end"]
-        if start["line"] == end["line"]:
-            text = source[start["line"] - 1][start["column"] - 1 : end["column"] - 1]
-            original = next(m for m in report.mutation.mutants if m.id == mutant["id"]).original
-            assert text == original
+        lines = source[start["line"] - 1 : end["line"]]
+        before_last_line = sum(len(line) + 1 for line in lines[:-1])
+        text = "\n".join(lines)[start["column"] - 1 : before_last_line + end["column"] - 1]
+        assert text == originals[mutant["id"]], mutant["id"]
 
 
 def test_sarif_validates_against_the_sarif_2_1_0_schema(rendered):
