@@ -2,6 +2,16 @@
 
 Every failure that reaches the command line is one of these; the CLI prints
 ``audit: <stage>: <message>`` and exits with ``exit_code``. Nothing else escapes.
+
+    AuditError                 any stage (the stage is given: report, accept, ...)  2
+    ├── ConfigError            config: flags, [tool.audit], pyproject.toml          2
+    ├── DiscoveryError         discover: test paths, code under test                2
+    ├── DiffError              diff: the git ref of --diff                          2
+    ├── SuiteUnusableError     baseline: nothing collected, nothing passes          3
+    ├── RunnerStartError       mutate: a mutation runner could not start            2
+    ├── DistributedError       mutate: the Dask scheduler or its workers            2
+    ├── MergeError             merge: shard reports that do not make one run        2
+    └── IncompleteRunError     interrupted, or stopped by the time budget           4
 """
 
 from __future__ import annotations
@@ -49,6 +59,13 @@ class DiscoveryError(AuditError):
         super().__init__("discover", message)
 
 
+class DiffError(AuditError):
+    """`--diff REF`: git is missing, or the ref is unknown (a shallow clone, say)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("diff", message)
+
+
 class SuiteUnusableError(AuditError):
     """Nothing was collected, or no test passes on the original code."""
 
@@ -56,6 +73,27 @@ class SuiteUnusableError(AuditError):
 
     def __init__(self, message: str) -> None:
         super().__init__("baseline", message)
+
+
+class RunnerStartError(AuditError):
+    """A mutation runner died before it was ready (its log's last lines say why)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("mutate", message)
+
+
+class DistributedError(AuditError):
+    """`executor = "dask"`: a bad scheduler address, no scheduler, or no workers."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("mutate", message)
+
+
+class MergeError(AuditError):
+    """`audit merge`: shard reports missing, repeated, or of different runs."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("merge", message)
 
 
 class IncompleteRunError(AuditError):

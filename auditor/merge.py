@@ -8,14 +8,9 @@ from pathlib import Path
 from auditor.checks import assertion_evidence
 from auditor.config import GateConfig
 from auditor.engine import scoring
-from auditor.errors import AuditError
+from auditor.errors import MergeError
 from auditor.gate import evaluate
 from auditor.report import MutationSection, Report, Scope
-
-
-class MergeError(AuditError):
-    def __init__(self, message: str) -> None:
-        super().__init__("merge", message)
 
 
 def _shard_of(report: Report, path: Path) -> tuple[int, int]:

@@ -7,7 +7,6 @@ from types import SimpleNamespace
 import pytest
 
 from auditor.engine.selection import (
-    DiffError,
     Shard,
     changed_lines,
     stratified_order,
@@ -15,7 +14,7 @@ from auditor.engine.selection import (
     touched_by_diff,
     wilson_interval,
 )
-from auditor.errors import ConfigError
+from auditor.errors import ConfigError, DiffError
 
 
 def mutant(id_, file="a.py", family="arithmetic", line=1, end_line=None, tests=()):

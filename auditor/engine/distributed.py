@@ -32,17 +32,12 @@ from typing import Any
 
 from auditor.engine.executor import PoolSettings
 from auditor.engine.protocol import Job, JobResult, read_result
-from auditor.errors import AuditError
+from auditor.errors import DistributedError
 from auditor.scratch import held_folder
 
 _BATCH_SIZE = 16
 _COPY_KIND = "audit-dask-"
 _SKIPPED = {".audit", ".git", "__pycache__", ".tox", ".venv", "venv", ".mypy_cache"}
-
-
-class DistributedError(AuditError):
-    def __init__(self, message: str) -> None:
-        super().__init__("mutate", message)
 
 
 def pack_project(root: Path) -> bytes:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from auditor.baseline.child import SUBPROCESS_SITE
 from auditor.engine.protocol import Job, JobResult, RunnerSpec, read_result, to_json
-from auditor.errors import AuditError, IncompleteRunError
+from auditor.errors import IncompleteRunError, RunnerStartError
 from auditor.hypothesis_storage import storage_folder, uses_hypothesis
 from auditor.isolation import NO_ISOLATION, Isolation
 
@@ -31,11 +31,6 @@ _QUEUED_PER_RUNNER = 2
 """A runner has its next job at hand when a child ends: it forks again at once instead
 of waiting for the audit process to take the result in and answer (on 2 busy cores
 that wait was 1-3 ms per mutant on tabulate)."""
-
-
-class RunnerStartError(AuditError):
-    def __init__(self, message: str) -> None:
-        super().__init__("mutate", message)
 
 
 @dataclass

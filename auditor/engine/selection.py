@@ -17,14 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.engine.plan import PlannedMutant
-from auditor.errors import AuditError
+from auditor.errors import DiffError
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
-
-
-class DiffError(AuditError):
-    def __init__(self, message: str) -> None:
-        super().__init__("diff", message)
 
 
 @dataclass(frozen=True)
