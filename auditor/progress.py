@@ -6,15 +6,15 @@ import time
 from collections.abc import Callable
 from typing import Protocol, TextIO
 
+from rich import progress as rich_progress
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+
+
+class Progress(Protocol):
+    """How a stage reports its work as it goes: `progress(done, total)`, with a short
+    summary where it has one. `StageProgress.update` is one."""
+
+    def __call__(self, done: int, total: int | None = None, summary: str = "") -> None: ...
 
 
 class StageProgress(Protocol):
@@ -41,13 +41,13 @@ class RichProgress:
     """One progress bar per stage, on stderr so stdout stays clean for pipes."""
 
     def __init__(self, console: Console) -> None:
-        self._progress = Progress(
-            TextColumn("[bold]{task.description:<10}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[summary]}"),
+        self._progress = rich_progress.Progress(
+            rich_progress.TextColumn("[bold]{task.description:<10}"),
+            rich_progress.BarColumn(),
+            rich_progress.MofNCompleteColumn(),
+            rich_progress.TimeElapsedColumn(),
+            rich_progress.TimeRemainingColumn(),
+            rich_progress.TextColumn("{task.fields[summary]}"),
             console=console,
             transient=False,
         )

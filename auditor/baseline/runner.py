@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from auditor.baseline.protocol import ChildSpec
 from auditor.errors import IncompleteRunError, SuiteUnusableError
 from auditor.hypothesis_storage import storage_folder, uses_hypothesis
 from auditor.isolation import NO_ISOLATION, Isolation
+from auditor.progress import Progress
 
 MAX_RESTARTS = 20
 _HANG_GRACE_SECONDS = 5.0
@@ -60,7 +60,6 @@ class _Attempt:
     hung: bool = False
 
 
-Progress = Callable[[int, int | None], None]
 """Called with (tests finished, tests collected or None)."""
 
 

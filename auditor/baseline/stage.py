@@ -9,11 +9,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from auditor.baseline.coverage_data import BaselineCoverage, relative
-from auditor.baseline.runner import BaselineRunner, ChildOutcome, Progress
+from auditor.baseline.runner import BaselineRunner, ChildOutcome
 from auditor.config import AuditConfig
 from auditor.discovery import Project
 from auditor.errors import AuditError, SuiteUnusableError
 from auditor.isolation import choose
+from auditor.progress import Progress
 from auditor.report import (
     BaselineSection,
     BlockedAction,
@@ -181,7 +182,7 @@ class _Reruns:
 
 def _outcome_of(rerun: BaselineRunner) -> ChildOutcome | None:
     try:
-        return rerun.run(lambda done, total: None)
+        return rerun.run(lambda *_: None)
     except AuditError:
         return None
 

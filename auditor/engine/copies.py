@@ -96,7 +96,7 @@ class CopyPool:
             isolation=choose(config.sandbox),
         )
         try:
-            outcome = runner.run(lambda done, total: None)
+            outcome = runner.run(lambda *_: None)
         except AuditError as exc:
             return CopyRun(True, [], f"the suite cannot run: {exc.message}")
         finally:

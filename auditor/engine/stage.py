@@ -35,6 +35,7 @@ from auditor.engine.verify import verify_sample
 from auditor.errors import ConfigError, IncompleteRunError
 from auditor.isolation import choose
 from auditor.memory import release_freed_memory
+from auditor.progress import Progress
 from auditor.report import (
     BaselineSection,
     Estimate,
@@ -46,8 +47,6 @@ from auditor.report import (
 )
 from auditor.targeted import targeted_files
 from mutators.registry import UnknownFamily, operators
-
-Progress = Callable[[int, int | None, str], None]
 
 BUDGET_GRACE_SECONDS = 10.0
 """How long mutants already running may finish once the time budget is used up."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,10 +27,9 @@ from auditor.discovery import Project, discover
 from auditor.engine.copies import IGNORED
 from auditor.engine.stage import run_mutation
 from auditor.errors import AuditError
+from auditor.progress import Progress
 from auditor.report import BaselineSection, Candidate, CandidateStage, Mutant, TestResult
 from auditor.smells.analyzer import analyze
-
-Progress = Callable[[int, int | None, str], None]
 
 STAGES: tuple[CandidateStage, ...] = (
     "generated",

@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from auditor.escalation.hardened import compose, hardened_header
 from auditor.escalation.model import ChatModel, ModelError, Reply, TestProposal
 from auditor.escalation.policy import WeakModule, weak_modules
 from auditor.escalation.proving import STAGES, measure_files, minimize, prove, suite_folder
+from auditor.progress import Progress
 from auditor.report import (
     Candidate,
     EscalatedModule,
@@ -38,9 +38,6 @@ from auditor.report import (
     Origin,
     Report,
 )
-
-Progress = Callable[[int, int | None, str], None]
-
 
 TIME_BUDGET_USED_UP = "the run's time budget was used up"
 

@@ -13,7 +13,6 @@ import tempfile
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -36,6 +35,7 @@ from auditor.probes.protocol import (
     WitnessResult,
 )
 from auditor.probes.targets import Target, expected_exceptions, find_targets
+from auditor.progress import Progress
 from auditor.report import (
     BaselineSection,
     FunctionProbe,
@@ -45,7 +45,6 @@ from auditor.report import (
     Witness,
 )
 
-Progress = Callable[[int, int | None, str], None]
 WITNESS_CANDIDATES = 6
 """Public functions of the same file tried for a survivor in a function that cannot be
 called directly (a private helper, a property, import-time code), observed ones first."""
