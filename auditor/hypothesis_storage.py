@@ -62,13 +62,6 @@ def _mentions_hypothesis(root: Path, test_paths: tuple[str, ...]) -> bool:
     return False
 
 
-def build_early(isolation: Isolation) -> None:
-    """Start building the Unicode table now, on a thread of its own: the probe stage
-    needs it at its start, where building it (a sandboxed Python importing Hypothesis,
-    nearly 2 s) would hold every probe up."""
-    threading.Thread(target=_unicode_table, args=(isolation,), daemon=True).start()
-
-
 def _unicode_table(isolation: Isolation) -> Path | None:
     with _BUILDING:  # the measured run and its rerun start side by side
         return _built_unicode_table(isolation)

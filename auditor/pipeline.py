@@ -26,7 +26,6 @@ from auditor.engine.selection import check_ref
 from auditor.engine.stage import mutation_pool, run_mutation
 from auditor.errors import ConfigError, DiscoveryError
 from auditor.gate import evaluate, require_escalation
-from auditor.hypothesis_storage import build_early
 from auditor.isolation import choose
 from auditor.memory import release_freed_memory
 from auditor.mutmut_import import import_mutmut, result_files
@@ -148,8 +147,6 @@ def run_audit(
     deadline = time.monotonic() + config.time_budget if config.time_budget else None
 
     isolation = choose(config.sandbox)
-    if config.probes:
-        build_early(isolation)
     if config.executor == "dask" and config.mutation:
         if not config.scheduler:
             raise ConfigError("executor 'dask' needs a scheduler address (--scheduler)")
