@@ -166,7 +166,7 @@ def main(spec_path: str) -> int:
 
     from auditor import guard
     from auditor.probes.calls import NotProbeable, Subject
-    from auditor.probes.protocol import FunctionResult, SurvivorSpec, WitnessResult
+    from auditor.probes.protocol import FunctionResult, WitnessResult, search_items
     from auditor.probes.search import probe_function
     from auditor.probes.witness import WitnessBatch
     from auditor.report import Witness
@@ -190,11 +190,9 @@ def main(spec_path: str) -> int:
     _warm_hypothesis()
 
     from auditor.engine.swap import live_functions
-    from auditor.probes.witness import witnesses_for_file
+    from auditor.probes.witness import witnesses_for_group
 
-    by_file: dict[str, list[SurvivorSpec]] = {}
-    for survivor in spec.survivors:
-        by_file.setdefault(survivor.path, []).append(survivor)
+    groups = search_items(spec.survivors)
     alive = live_functions(source_files) if spec.survivors else {}
     targets = {target.key: target for target in spec.targets}
 
@@ -211,10 +209,10 @@ def main(spec_path: str) -> int:
         else:
             emit(FunctionResult(probe=_probe(target, "failed", reason, subject.params)))
 
-    def search(path: str) -> None:
-        survivors = by_file[path]
+    def search(group: str) -> None:
+        survivors = groups[group]
         text, reason = _run_forked(
-            lambda: witnesses_for_file(survivors, subjects, spec, alive, _run_forked),
+            lambda: witnesses_for_group(survivors, subjects, spec, alive, _run_forked),
             spec.time_budget * (len(survivors) + 2),
         )
         if text is not None:

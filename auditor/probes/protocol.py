@@ -51,6 +51,25 @@ class SurvivorSpec(BaseModel):
         return base64.b64decode(self.code_b64)
 
 
+SEARCH_CHUNK = 100
+"""Survivors per witness-search item at most: a larger group is split so that both
+processes share it, each part generating the group's inputs again (about a second)."""
+
+
+def search_items(survivors: list[SurvivorSpec]) -> dict[str, list[SurvivorSpec]]:
+    """The witness-search items: survivors of one file searched through the same
+    functions (whose inputs are generated once for all of them), in parts of at most
+    `SEARCH_CHUNK`. audit and its probe processes both derive them from the survivors."""
+    groups: dict[str, list[SurvivorSpec]] = {}
+    for survivor in sorted(survivors, key=lambda s: s.mutant_id):
+        groups.setdefault(f"{survivor.path}::{','.join(survivor.targets)}", []).append(survivor)
+    items = {}
+    for group, members in groups.items():
+        for start in range(0, len(members), SEARCH_CHUNK):
+            items[f"{group}#{start // SEARCH_CHUNK}"] = members[start : start + SEARCH_CHUNK]
+    return items
+
+
 class ProbeSpec(BaseModel):
     root: str
     source_files: list[str]
@@ -71,7 +90,7 @@ class ProbeSpec(BaseModel):
     survivors: list[SurvivorSpec]
     items: list[tuple[Literal["probe", "search"], str]]
     """The work audit may hand out: a target's probes (by key), or the witness searches
-    of a file's survivors (by path). Every probe process gets them all."""
+    of a group of survivors (`search_items`). Every probe process gets them all."""
 
     def write(self, path: Path) -> None:
         path.write_text(self.model_dump_json(), encoding="utf-8")

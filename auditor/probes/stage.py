@@ -33,6 +33,7 @@ from auditor.probes.protocol import (
     SurvivorSpec,
     TargetSpec,
     WitnessResult,
+    search_items,
 )
 from auditor.probes.targets import Target, expected_exceptions, find_targets
 from auditor.progress import Progress
@@ -244,11 +245,11 @@ def _work_items(
     to_probe: list[TargetSpec], survivors: list[SurvivorSpec]
 ) -> list[tuple[Literal["probe", "search"], str]]:
     """The items handed out to the probe processes, longest first so that none is left
-    running alone at the end: each file's witness searches (a file's inputs are
-    generated once), most survivors first, then each function's probes."""
-    by_file = Counter(survivor.path for survivor in survivors)
-    searches = sorted(by_file, key=lambda path: (-by_file[path], path))
-    items: list[tuple[Literal["probe", "search"], str]] = [("search", path) for path in searches]
+    running alone at the end: the witness searches of each group of survivors, largest
+    first, then each function's probes."""
+    groups = search_items(survivors)
+    searches = sorted(groups, key=lambda group: (-len(groups[group]), group))
+    items: list[tuple[Literal["probe", "search"], str]] = [("search", group) for group in searches]
     items += [("probe", target.key) for target in to_probe]
     return items
 

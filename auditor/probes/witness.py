@@ -1,4 +1,5 @@
-"""Witnesses for surviving mutants, one file at a time, inside a forked child.
+"""Witnesses for surviving mutants, a group at a time (`SurvivorSpec.search_group`), inside a
+forked child.
 
 The inputs are generated once per function and the original's outcome on each is
 computed once; each survivor then runs in a throwaway grandchild that applies the mutant
@@ -226,14 +227,14 @@ def _timed(run: Callable[[], BaseException | None], seconds: float) -> BaseExcep
         signal.signal(signal.SIGALRM, previous)
 
 
-def witnesses_for_file(
+def witnesses_for_group(
     survivors: list[SurvivorSpec],
     subjects: dict[str, Subject],
     spec: ProbeSpec,
     alive: Alive,
     run_forked: Callable[[Callable[[], BaseModel], float], tuple[str | None, str]],
 ) -> WitnessBatch:
-    """Runs in the file's child: original outcomes here, each mutant in a grandchild."""
+    """Runs in the group's child: original outcomes here, each mutant in a grandchild."""
     keys = sorted({key for survivor in survivors for key in survivor.targets if key in subjects})
     # A function whose inputs kill the process (a segfault, a hang past the budget)
     # would take every survivor of the file down with it: try its inputs in a
