@@ -11,7 +11,16 @@ import textwrap
 import time
 from pathlib import Path
 
-from auditor.probes.protocol import FunctionResult, ProbeSpec, SurvivorSpec, TargetSpec
+import pytest
+
+from auditor.probes.protocol import (
+    SEARCH_CHUNK,
+    FunctionResult,
+    ProbeSpec,
+    SurvivorSpec,
+    TargetSpec,
+    search_items,
+)
 from auditor.probes.stage import _Dispatcher, _work_items
 from auditor.probes.targets import find_targets
 
@@ -34,27 +43,37 @@ def _target(key: str) -> TargetSpec:
     )
 
 
-def _survivor(mutant_id: str, path: str) -> SurvivorSpec:
+def _survivor(mutant_id: str, path: str, targets: tuple[str, ...] = ("a::f",)) -> SurvivorSpec:
     return SurvivorSpec(
-        mutant_id=mutant_id, description="", path=path, first_line=1, name="f", targets=[]
+        mutant_id=mutant_id, description="", path=path, first_line=1, name="f", targets=targets
     )
 
 
-def test_witness_searches_come_first_most_survivors_first_then_function_probes():
+def test_witness_searches_come_first_largest_group_first_then_function_probes():
     survivors = [
         _survivor("a1", "/p/a.py"),
         _survivor("b1", "/p/b.py"),
         _survivor("b2", "/p/b.py"),
+        _survivor("b3", "/p/b.py", ("b::g", "b::h")),
         _survivor("c1", "/p/c.py"),
     ]
     items = _work_items([_target("pkg.py::f"), _target("pkg.py::g")], survivors)
     assert items == [
-        ("search", "/p/b.py"),
-        ("search", "/p/a.py"),
-        ("search", "/p/c.py"),
+        ("search", "/p/b.py::a::f#0"),
+        ("search", "/p/a.py::a::f#0"),
+        ("search", "/p/b.py::b::g,b::h#0"),
+        ("search", "/p/c.py::a::f#0"),
         ("probe", "pkg.py::f"),
         ("probe", "pkg.py::g"),
     ]
+
+
+def test_a_large_group_is_searched_in_parts_each_in_mutant_order():
+    survivors = [_survivor(f"m{n:03}", "/p/a.py") for n in reversed(range(SEARCH_CHUNK + 1))]
+    items = search_items(survivors)
+    assert list(items) == ["/p/a.py::a::f#0", "/p/a.py::a::f#1"]
+    assert [s.mutant_id for s in items["/p/a.py::a::f#1"]] == [f"m{SEARCH_CHUNK:03}"]
+    assert items["/p/a.py::a::f#0"][0].mutant_id == "m000"
 
 
 _WORKER = """
@@ -71,6 +90,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_each_item_goes_once_to_whichever_process_asks(tmp_path):
     records = [tmp_path / "slow.txt", tmp_path / "fast.txt"]
     processes = [
@@ -79,7 +99,7 @@ def test_each_item_goes_once_to_whichever_process_asks(tmp_path):
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
-        for pause, record in zip(["1.0", "0"], records)
+        for pause, record in zip(["1.0", "0"], records, strict=True)
     ]
     dispatcher = _Dispatcher(processes, 20)
     deadline = time.monotonic() + 30
@@ -144,6 +164,7 @@ def _asks(process: subprocess.Popen[bytes]) -> bool:
     return bool(ready) and os.read(process.stdout.fileno(), 1) == b"\n"
 
 
+@pytest.mark.slow
 def test_the_probe_process_runs_what_it_is_handed_and_ends_when_told(tmp_path):
     process = _start(tmp_path)
     assert process.stdin is not None
@@ -155,9 +176,7 @@ def test_the_probe_process_runs_what_it_is_handed_and_ends_when_told(tmp_path):
     process.stdin.flush()
     assert process.wait(timeout=30) == 0
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
-    assert [FunctionResult.model_validate_json(line).probe.function for line in lines] == [
-        "halve"
-    ]
+    assert [FunctionResult.model_validate_json(line).probe.function for line in lines] == ["halve"]
 
 
 def test_the_probe_process_stops_when_audit_dies(tmp_path):
