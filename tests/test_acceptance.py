@@ -11,6 +11,8 @@ from auditor.acceptance import digest
 from auditor.report import Report
 from tests.conftest import run_audit
 
+pytestmark = pytest.mark.slow
+
 MESSAGE_LINE = '            raise ValueError("quantity must be positive")'
 CATEGORY_LINE = '    tax_category: str = "standard"'
 

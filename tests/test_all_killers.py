@@ -31,11 +31,13 @@ def runs(tmp_path_factory) -> dict[str, Report]:
     return reports
 
 
+@pytest.mark.slow
 def test_asking_for_all_killers_changes_no_verdict(runs):
     first = {m.id: m.status for m in runs["first"].mutation.mutants}
     assert {m.id: m.status for m in runs["all"].mutation.mutants} == first
 
 
+@pytest.mark.slow
 def test_every_test_that_fails_on_a_mutant_is_named(runs):
     several = [m for m in runs["all"].mutation.mutants if len(m.killed_by) > 1]
     assert several
@@ -44,6 +46,7 @@ def test_every_test_that_fails_on_a_mutant_is_named(runs):
     assert all(len(m.killed_by) <= 1 for m in runs["first"].mutation.mutants)
 
 
+@pytest.mark.slow
 def test_unique_kills_are_the_mutants_only_that_test_kills(runs):
     mutation = runs["all"].mutation
     for test in mutation.tests:
@@ -52,6 +55,7 @@ def test_unique_kills_are_the_mutants_only_that_test_kills(runs):
     assert any(test.unique_kills for test in mutation.tests)
 
 
+@pytest.mark.slow
 def test_the_carrying_tests_kill_every_mutant_the_suite_kills(runs):
     mutation = runs["all"].mutation
     carrying = set(mutation.carrying)
@@ -60,6 +64,7 @@ def test_the_carrying_tests_kill_every_mutant_the_suite_kills(runs):
     assert len(carrying) < len(mutation.tests)
 
 
+@pytest.mark.slow
 def test_a_subsumed_test_kills_nothing_its_subsumer_does_not(runs):
     mutation = runs["all"].mutation
     kills: dict[str, set[str]] = {}
@@ -84,6 +89,7 @@ def test_a_later_test_that_hangs_after_a_kill_leaves_the_mutant_killed():
     assert verdict["kills"] == [("t.py::test_a", "assertion", 3)]
 
 
+@pytest.mark.slow
 def test_the_dominator_score_counts_one_mutant_per_minimal_set_of_killers(runs):
     mutation = runs["all"].mutation
     sets = {frozenset(m.killed_by) for m in mutation.mutants if m.status == "Killed"}
@@ -94,5 +100,6 @@ def test_the_dominator_score_counts_one_mutant_per_minimal_set_of_killers(runs):
     assert runs["first"].mutation.dominators is None
 
 
+@pytest.mark.slow
 def test_a_strong_suite_gets_no_evidence_smell(runs):
     assert not [s for s in runs["all"].smells.findings if s.code == "AT022"]

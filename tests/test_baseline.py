@@ -90,6 +90,7 @@ def by_hand(textkit_strong):
     return by_hand_coverage(root, "tests_strong"), root.parent / "by-hand.sqlite"
 
 
+@pytest.mark.slow
 def test_per_test_lines_agree_with_coverage_run_by_hand(textkit_strong, by_hand):
     _, baseline, _ = textkit_strong
     by_hand, _ = by_hand
@@ -106,6 +107,7 @@ def test_per_test_lines_agree_with_coverage_run_by_hand(textkit_strong, by_hand)
     assert compared >= 20
 
 
+@pytest.mark.slow
 def test_every_context_read_at_once_equals_coverage_apis_answers(by_hand):
     from coverage.data import CoverageData
 
@@ -132,6 +134,7 @@ def test_data_without_arcs_is_read_through_coverages_api(tmp_path):
     assert _every_context(tmp_path / "lines.sqlite") is None
 
 
+@pytest.mark.slow
 def test_each_passing_test_records_lines_and_arcs(textkit_strong):
     _, baseline, _ = textkit_strong
     test = next(t for t in baseline.tests if t.nodeid.endswith("test_wrap_of_blank_text_is_empty"))
@@ -140,6 +143,7 @@ def test_each_passing_test_records_lines_and_arcs(textkit_strong):
     assert (26, 28) in test.arcs["src/textkit/wrap.py"]
 
 
+@pytest.mark.slow
 def test_tests_that_ran_the_same_arc_share_one_object_for_it(textkit_strong):
     """The report holds every test's arcs for the whole run: tabulate's 319 tests hold
     117,561 of them, 41 MB of the audit process when each was its own tuple."""
@@ -155,6 +159,7 @@ def test_tests_that_ran_the_same_arc_share_one_object_for_it(textkit_strong):
     assert all(len(ids) == 1 for ids in objects.values())
 
 
+@pytest.mark.slow
 def test_import_time_lines_are_kept_apart(textkit_strong):
     _, baseline, _ = textkit_strong
     import_time = baseline.import_time_lines["src/textkit/wrap.py"]
@@ -162,6 +167,7 @@ def test_import_time_lines_are_kept_apart(textkit_strong):
     assert 8 not in import_time  # the body of wrap() runs only in tests
 
 
+@pytest.mark.slow
 def test_file_and_function_coverage_are_reported(textkit_strong):
     _, _, coverage = textkit_strong
     wrap = next(f for f in coverage.files if f.path == "src/textkit/wrap.py")
@@ -169,6 +175,7 @@ def test_file_and_function_coverage_are_reported(textkit_strong):
     assert [f.qualname for f in wrap.functions] == ["wrap", "align", "truncate"]
 
 
+@pytest.mark.slow
 def test_failing_tests_are_excluded_with_their_message(project_copy):
     root = project_copy("hostile")
     baseline, _ = baseline_of(root, "red")
@@ -179,6 +186,7 @@ def test_failing_tests_are_excluded_with_their_message(project_copy):
     assert baseline.excluded == 2
 
 
+@pytest.mark.slow
 def test_failing_tests_contribute_no_coverage(project_copy):
     root = project_copy("hostile")
     baseline, _ = baseline_of(root, "red")
@@ -186,6 +194,7 @@ def test_failing_tests_contribute_no_coverage(project_copy):
     assert all(t.lines == {} and t.arcs == {} for t in failing)
 
 
+@pytest.mark.slow
 def test_hypothesis_runs_derandomized_without_a_database(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("def ident(x):\n    return x\n")
@@ -205,6 +214,7 @@ def test_hypothesis_runs_derandomized_without_a_database(tmp_path):
     assert not (tmp_path / ".hypothesis").exists()
 
 
+@pytest.mark.slow
 def test_code_a_test_runs_in_a_python_subprocess_is_attributed_to_it(project_copy):
     root = project_copy("traps")
     baseline, coverage = baseline_of(root, "tests")
@@ -218,6 +228,7 @@ def test_code_a_test_runs_in_a_python_subprocess_is_attributed_to_it(project_cop
     assert by_path["traps/cli.py"].missing_lines == []
 
 
+@pytest.mark.slow
 def test_the_baseline_measures_how_much_the_tests_grew_their_process(tmp_path):
     (tmp_path / "blocks.py").write_text("def block(n):\n    return b'x' * n\n")
     (tmp_path / "test_memory.py").write_text(

@@ -42,6 +42,7 @@ def shallow_with_cache(fixture_runs, tmp_path):
     return copy, report
 
 
+@pytest.mark.slow
 def test_audits_own_folder_stays_out_of_git_status(shop_repo):
     result, _ = audit(shop_repo, "tests_shallow", "--diff", "HEAD")
     assert result.returncode == 0, result.stderr
@@ -55,6 +56,7 @@ def test_audits_own_folder_stays_out_of_git_status(shop_repo):
     assert status.stdout == ""
 
 
+@pytest.mark.slow
 def test_diff_runs_only_the_mutants_of_the_changed_lines(shop_repo):
     pricing = shop_repo / "shop" / "pricing.py"
     text = pricing.read_text()
@@ -82,6 +84,7 @@ def test_a_bad_diff_ref_is_a_one_line_error(shop_repo):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_the_ratchet_fails_when_a_killed_mutant_now_survives(project_copy, tmp_path):
     root = project_copy("shop")
     first, before = audit(root, "tests_strong")
@@ -106,6 +109,7 @@ def test_the_ratchet_fails_when_a_killed_mutant_now_survives(project_copy, tmp_p
     assert "ratchet.killed_now_survive" in weakened.stdout
 
 
+@pytest.mark.slow
 def test_merging_four_shards_equals_the_unsharded_run(shallow_with_cache, tmp_path):
     root, whole = shallow_with_cache
     shards = []
@@ -126,6 +130,7 @@ def test_merging_four_shards_equals_the_unsharded_run(shallow_with_cache, tmp_pa
         assert merged_report[key] == whole["mutation"][key], key
 
 
+@pytest.mark.slow
 def test_merge_names_a_missing_shard(shallow_with_cache, tmp_path):
     root, _ = shallow_with_cache
     _, report = audit(root, "tests_shallow", "--shard", "1/2")
@@ -136,6 +141,7 @@ def test_merge_names_a_missing_shard(shallow_with_cache, tmp_path):
     assert result.stderr.strip() == "audit: merge: missing shard(s) 2/2"
 
 
+@pytest.mark.slow
 def test_the_full_score_lies_in_the_sampled_interval_for_most_seeds(shallow_with_cache):
     root, whole = shallow_with_cache
     full = whole["mutation"]["scores"]["score"]
@@ -149,6 +155,7 @@ def test_the_full_score_lies_in_the_sampled_interval_for_most_seeds(shallow_with
     assert inside >= 5
 
 
+@pytest.mark.slow
 def test_the_gate_of_a_sample_uses_the_lower_bound(shallow_with_cache):
     root, _ = shallow_with_cache
     result, report = audit(root, "tests_shallow", "--sample", "40", "--min-mutation-score", "1")
@@ -159,6 +166,7 @@ def test_the_gate_of_a_sample_uses_the_lower_bound(shallow_with_cache):
     assert "95% bound of a sampled estimate" in condition["message"]
 
 
+@pytest.mark.slow
 def test_a_run_stopped_by_its_time_budget_is_incomplete(project_copy):
     root = project_copy("shop")
     result, report = audit(root, "tests_shallow", "--time-budget", "0.3s")
@@ -168,6 +176,7 @@ def test_a_run_stopped_by_its_time_budget_is_incomplete(project_copy):
     assert 0 < len(report["mutation"]["mutants"]) < report["mutation"]["scope"]["selected"]
 
 
+@pytest.mark.slow
 def test_a_time_budget_with_sampling_is_an_estimate_not_a_failure(project_copy):
     # A budget planning alone uses up: each worker still gets its one mutant.
     root = project_copy("shop")
@@ -180,6 +189,7 @@ def test_a_time_budget_with_sampling_is_an_estimate_not_a_failure(project_copy):
     assert report["mutation"]["estimate"]["sampled"] == 2
 
 
+@pytest.mark.slow
 def test_the_time_budget_covers_the_probes_and_the_report_says_which_stages_it_cut(
     project_copy,
 ):
@@ -198,6 +208,7 @@ def test_the_time_budget_covers_the_probes_and_the_report_says_which_stages_it_c
     assert "the time budget stopped: mutate, probe" in " ".join(result.stdout.split())
 
 
+@pytest.mark.slow
 def test_a_ci_log_gets_a_plain_line_per_stage(project_copy):
     # stderr is a pipe here, as in CI: no progress bars, no control characters.
     root = project_copy("shop")
@@ -222,6 +233,7 @@ def one_file_broken(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_a_test_file_that_cannot_be_collected_fails_the_gate_by_default(one_file_broken):
     result = run_audit("tests", "--no-mutation", "--no-probes", cwd=one_file_broken)
     assert result.returncode == 1, result.stderr
@@ -229,6 +241,7 @@ def test_a_test_file_that_cannot_be_collected_fails_the_gate_by_default(one_file
     assert "max_collection_errors: 1 > 0" in result.stdout
 
 
+@pytest.mark.slow
 def test_max_collection_errors_lets_a_known_broken_file_pass(one_file_broken):
     config = one_file_broken / "pyproject.toml"
     config.write_text(config.read_text() + "\n[tool.audit.gate]\nmax_collection_errors = 1\n")

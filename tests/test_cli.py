@@ -32,6 +32,7 @@ def test_schema_is_a_valid_json_schema():
     jsonschema.Draft202012Validator.check_schema(json.loads(result.stdout))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FIXTURES_WITH_TWO_SUITES)
 def test_shallow_suite_has_high_coverage_yet_is_flagged(fixture_runs, name):
     result, report, _, _ = fixture_runs[name, "tests_shallow"]
@@ -41,6 +42,7 @@ def test_shallow_suite_has_high_coverage_yet_is_flagged(fixture_runs, name):
     assert {"AT001", "AT005", "AT009"} <= codes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FIXTURES_WITH_TWO_SUITES)
 def test_strong_suite_has_no_smells(fixture_runs, name):
     result, report, _, _ = fixture_runs[name, "tests_strong"]
@@ -49,12 +51,14 @@ def test_strong_suite_has_no_smells(fixture_runs, name):
     assert report["coverage"]["totals"]["branch_percent"] == 100.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FIXTURES_WITH_TWO_SUITES)
 def test_audit_leaves_the_project_byte_identical(fixture_runs, name):
     _, _, root, before = fixture_runs[name, "tests_strong"]
     assert tree_digest(root) == before
 
 
+@pytest.mark.slow
 def test_report_validates_against_the_printed_schema(fixture_runs):
     _, report, _, _ = fixture_runs["shop", "tests_shallow"]
     schema = json.loads(run_audit("schema", cwd=Path("/")).stdout)
@@ -64,6 +68,7 @@ def test_report_validates_against_the_printed_schema(fixture_runs):
     assert report["escalation"] is None
 
 
+@pytest.mark.slow
 def test_terminal_summary_shows_coverage_and_top_findings(fixture_runs):
     result, _, _, _ = fixture_runs["shop", "tests_shallow"]
     assert "line coverage" in result.stdout
@@ -71,6 +76,7 @@ def test_terminal_summary_shows_coverage_and_top_findings(fixture_runs):
     assert "rating: SHALLOW" in result.stdout  # no thresholds: never a PASS
 
 
+@pytest.mark.slow
 def test_same_input_gives_the_same_report(project_copy, tmp_path):
     root = project_copy("ledger")
     first, second = tmp_path / "a.json", tmp_path / "b.json"
@@ -80,6 +86,7 @@ def test_same_input_gives_the_same_report(project_copy, tmp_path):
     assert stable(json.loads(first.read_text())) == stable(json.loads(second.read_text()))
 
 
+@pytest.mark.slow
 def test_default_report_goes_to_dot_audit(project_copy):
     root = project_copy("textkit")
     result = run_audit("tests_strong", "-q", "--no-mutation", "--no-probes", cwd=root)
@@ -87,6 +94,7 @@ def test_default_report_goes_to_dot_audit(project_copy):
     assert (root / ".audit" / "report.json").is_file()
 
 
+@pytest.mark.slow
 def test_gate_failure_exits_1_and_names_the_condition(project_copy, tmp_path):
     root = project_copy("shop")
     result = run_audit(
@@ -107,6 +115,7 @@ def test_gate_failure_exits_1_and_names_the_condition(project_copy, tmp_path):
     assert gate["verdict"] == "fail"
 
 
+@pytest.mark.slow
 def test_gate_from_pyproject_passes_on_the_strong_suite(project_copy, tmp_path):
     root = project_copy("shop")
     pyproject = root / "pyproject.toml"
@@ -127,6 +136,7 @@ def test_gate_from_pyproject_passes_on_the_strong_suite(project_copy, tmp_path):
     assert "gate: PASS (2 conditions)" in result.stdout
 
 
+@pytest.mark.slow
 def test_outputs_from_pyproject_are_written_relative_to_the_project(project_copy, tmp_path):
     root = project_copy("shop")
     pyproject = root / "pyproject.toml"
@@ -168,6 +178,7 @@ def test_missing_test_folder_exits_2(tmp_path):
     assert result.stderr.strip() == "audit: discover: test path 'nothere' does not exist"
 
 
+@pytest.mark.slow
 def test_unwritable_report_path_is_a_clear_error(project_copy):
     root = project_copy("textkit")
     result = run_audit(
@@ -183,6 +194,7 @@ def test_unwritable_report_path_is_a_clear_error(project_copy):
     assert result.stderr.startswith("audit: report: cannot write /proc/nope/report.json")
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_with_exit_4_and_leaves_the_tree_alone(project_copy):
     root = project_copy("hostile")
     before = tree_digest(root)
@@ -202,6 +214,7 @@ def test_ctrl_c_stops_with_exit_4_and_leaves_the_tree_alone(project_copy):
     assert tree_digest(root) == before
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_mutation_writes_a_partial_report_and_the_rerun_resumes(project_copy):
     root = project_copy("shop")
     before = tree_digest(root)
@@ -286,6 +299,7 @@ def slow_suite(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("flags", "message"),
     [

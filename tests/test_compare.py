@@ -27,12 +27,14 @@ def compared(tmp_path_factory):
     return root, result.stdout, json.loads((root / "c.json").read_text())
 
 
+@pytest.mark.slow
 def test_both_suites_are_judged_on_the_same_mutants(compared):
     _, _, comparison = compared
     assert comparison["same_mutants"]
     assert [row["tests_path"] for row in comparison["suites"]] == ["tests_shallow", "tests_strong"]
 
 
+@pytest.mark.slow
 def test_each_suite_shows_what_only_it_kills(compared):
     _, stdout, comparison = compared
     shallow, strong = comparison["suites"]
@@ -41,6 +43,7 @@ def test_each_suite_shows_what_only_it_kills(compared):
     assert "only tests_strong kills:" in stdout
 
 
+@pytest.mark.slow
 def test_the_html_page_holds_the_table(compared):
     root, _, comparison = compared
     page = (root / "c.html").read_text()

@@ -5,8 +5,12 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from auditor.config import AuditConfig
 from auditor.pipeline import run_audit
+
+pytestmark = pytest.mark.slow
 
 FILES = {
     "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',

@@ -57,6 +57,7 @@ def dask_report(cluster, tmp_path_factory) -> dict:
     return {**json.loads(out.read_text()), "copies_before": copies_before}
 
 
+@pytest.mark.slow
 def test_a_dask_run_gives_the_local_verdicts(dask_report, fixture_runs):
     assert statuses(dask_report) == statuses(fixture_runs["shop", "tests_shallow"][1])
     assert dask_report["mutation"]["jobs"] == 2
@@ -79,6 +80,7 @@ def _audit_leftovers() -> dict:
     return {"projects": sorted(_WORKER_POOLS), "runners": runners}
 
 
+@pytest.mark.slow
 def test_a_finished_dask_run_leaves_no_runner_or_project_copy_on_the_workers(dask_report, cluster):
     client = distributed.Client(cluster.scheduler_address)
     try:
@@ -112,6 +114,7 @@ def test_a_copy_left_by_a_killed_worker_goes_when_a_worker_next_makes_one(tmp_pa
     assert _project_copies() == set()
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_loses_and_doubles_no_mutant(
     cluster, fixture_runs, project_copy, tmp_path
 ):
@@ -146,6 +149,7 @@ def test_a_worker_killed_mid_run_loses_and_doubles_no_mutant(
     )
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_is_a_one_line_error(project_copy):
     root = project_copy("shop")
     result = run_audit(

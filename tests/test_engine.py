@@ -35,17 +35,20 @@ def traps(tmp_path_factory):
     return {m["id"]: m for m in report["mutation"]["mutants"]}
 
 
+@pytest.mark.slow
 def test_a_mutant_that_loops_forever_times_out(traps):
     mutant = traps["traps/core.py::spin::augmented.swap@3:8#0"]
     assert mutant["status"] == "Timeout"
 
 
+@pytest.mark.slow
 def test_a_timeout_names_the_test_that_was_running_and_its_kind(traps):
     mutant = traps["traps/core.py::spin::augmented.swap@3:8#0"]
     assert mutant["kill_kind"] == "timeout"
     assert mutant["killed_by"] and mutant["killed_by"][0] in mutant["status_reason"]
 
 
+@pytest.mark.slow
 def test_a_mutant_that_grows_memory_without_bound_is_stopped_long_before_its_timeout(traps):
     mutant = traps["traps/core.py::buffers::augmented.swap@4:8#0"]
     assert mutant["status"] == "Timeout"
@@ -53,12 +56,14 @@ def test_a_mutant_that_grows_memory_without_bound_is_stopped_long_before_its_tim
     assert mutant["duration"] < 2
 
 
+@pytest.mark.slow
 def test_a_mutant_may_use_the_memory_its_tests_needed_in_the_baseline(traps):
     # test_a_block_of_a_hundred_megabytes needs 100 MB; the mutant asks 100.1 MB
     mutant = traps["traps/core.py::block::constants.number@3:34#0"]
     assert (mutant["status"], mutant["kill_kind"]) == ("Killed", "assertion")
 
 
+@pytest.mark.slow
 def test_a_mutant_that_segfaults_is_killed_by_the_running_test(traps):
     mutant = traps["traps/core.py::crash::boolean.condition@1:7#1"]
     assert mutant["status"] == "Killed"
@@ -66,6 +71,7 @@ def test_a_mutant_that_segfaults_is_killed_by_the_running_test(traps):
     assert mutant["status_reason"] == "test process killed by SIGSEGV"
 
 
+@pytest.mark.slow
 def test_a_mutant_that_calls_os_exit_is_killed(traps):
     mutant = traps["traps/core.py::leave::boolean.condition@1:7#1"]
     assert (mutant["status"], mutant["status_reason"]) == (
@@ -74,26 +80,31 @@ def test_a_mutant_that_calls_os_exit_is_killed(traps):
     )
 
 
+@pytest.mark.slow
 def test_decorated_and_reexported_functions_are_swapped(traps):
     mutant = traps["traps/core.py::double::arithmetic.swap@1:11#0"]
     assert (mutant["status"], mutant["path"]) == ("Killed", "swap")
 
 
+@pytest.mark.slow
 def test_module_constants_take_the_module_path(traps):
     mutant = traps["traps/core.py::<module>::constants.number@7:7#0"]
     assert (mutant["status"], mutant["path"]) == ("Killed", "module")
 
 
+@pytest.mark.slow
 def test_subtest_failures_kill(traps):
     mutant = traps["traps/core.py::triple::arithmetic.swap@1:11#0"]
     assert mutant["status"] == "Killed"
 
 
+@pytest.mark.slow
 def test_dropping_the_last_closure_variable_still_swaps(traps):
     mutant = traps["traps/core.py::Greeter.greet::extreme.body@1:8#0"]
     assert (mutant["status"], mutant["path"]) == ("Killed", "swap")
 
 
+@pytest.mark.slow
 def test_a_survivor_in_process_is_killed_by_the_test_whose_subprocess_runs_it(traps):
     mutant = traps["traps/cli.py::render::arithmetic.swap@1:15#0"]
     assert (mutant["status"], mutant["path"]) == ("Killed", "swap")
@@ -117,6 +128,7 @@ def spawner(tmp_path_factory):
     return report, {m["id"]: m for m in report["mutation"]["mutants"]}, result.stdout
 
 
+@pytest.mark.slow
 def test_code_only_a_python_m_subprocess_runs_is_killed_when_its_test_checks_the_output(
     spawner,
 ):
@@ -126,6 +138,7 @@ def test_code_only_a_python_m_subprocess_runs_is_killed_when_its_test_checks_the
     assert mutant["killed_by"] == ["tests/test_commands.py::test_shout_prints_the_text_in_capitals"]
 
 
+@pytest.mark.slow
 def test_code_only_a_python_m_subprocess_runs_survives_when_its_test_checks_nothing(spawner):
     _, mutants, _ = spawner
     mutant = mutants["spawner/whisper.py::whisper::constants.string@1:26#0"]
@@ -133,6 +146,7 @@ def test_code_only_a_python_m_subprocess_runs_survives_when_its_test_checks_noth
     assert mutant["covered_by"] == ["tests/test_commands.py::test_whisper_runs"]
 
 
+@pytest.mark.slow
 def test_a_test_reaching_code_in_process_and_in_its_subprocess_gets_the_mutant_in_both(
     spawner,
 ):
@@ -144,12 +158,14 @@ def test_a_test_reaching_code_in_process_and_in_its_subprocess_gets_the_mutant_i
     ]
 
 
+@pytest.mark.slow
 def test_code_a_subprocess_with_a_cleared_environment_runs_falls_back_to_a_copy(spawner):
     _, mutants, _ = spawner
     mutant = mutants["spawner/hidden.py::hide::extreme.body@1:4#0"]
     assert (mutant["status"], mutant["path"]) == ("Killed", "copy")
 
 
+@pytest.mark.slow
 def test_a_script_run_by_its_path_gets_the_mutant_too(spawner):
     _, mutants, _ = spawner
     mutant = mutants["spawner/script.py::count::extreme.body@1:4#0"]
@@ -157,6 +173,7 @@ def test_a_script_run_by_its_path_gets_the_mutant_too(spawner):
     assert mutant["killed_by"] == ["tests/test_commands.py::test_script_counts_words"]
 
 
+@pytest.mark.slow
 def test_a_file_the_subprocess_runs_without_importing_it_falls_back_to_a_copy(spawner):
     # runpy.run_path reads the file itself: there is no import for the hook to serve.
     _, mutants, _ = spawner
@@ -164,6 +181,7 @@ def test_a_file_the_subprocess_runs_without_importing_it_falls_back_to_a_copy(sp
     assert (mutant["status"], mutant["path"]) == ("Killed", "copy")
 
 
+@pytest.mark.slow
 def test_the_summary_line_counts_the_mutants_run_on_a_project_copy(spawner):
     report, mutants, stdout = spawner
     on_copy = sum(m["path"] == "copy" for m in mutants.values())
@@ -171,12 +189,14 @@ def test_the_summary_line_counts_the_mutants_run_on_a_project_copy(spawner):
     assert f"{on_copy} on a project copy" in " ".join(stdout.split())
 
 
+@pytest.mark.slow
 def test_verdicts_on_code_run_in_subprocesses_agree_with_fresh_runs_of_the_suite(spawner):
     report, _, _ = spawner
     verification = report["mutation"]["verification"]
     assert (verification["checked"], verification["agreed"]) == (6, 6)
 
 
+@pytest.mark.slow
 def test_without_the_copy_path_a_survivor_the_hook_missed_says_so(project_copy, tmp_path):
     root = project_copy("spawner")
     report = audit_json(root, "tests", tmp_path / "r.json", "--no-copy-path")
@@ -189,18 +209,21 @@ def test_without_the_copy_path_a_survivor_the_hook_missed_says_so(project_copy, 
     assert report["mutation"]["paths"]["copy"] == 0
 
 
+@pytest.mark.slow
 def test_doctests_collected_by_the_project_config_kill_mutants(traps):
     mutant = traps["traps/core.py::halve::arithmetic.swap@6:11#0"]
     assert (mutant["status"], mutant["path"]) == ("Killed", "swap")
     assert mutant["killed_by"] == ["traps/core.py::traps.core.halve"]
 
 
+@pytest.mark.slow
 def test_identical_mutants_run_once(traps):
     duplicate = traps["traps/core.py::Greeter.greet::returns.value@1:15#0"]
     assert duplicate["status"] == "Ignored"
     assert duplicate["status_reason"].startswith("duplicate of ")
 
 
+@pytest.mark.slow
 def test_uncovered_code_is_no_coverage_and_not_run(traps):
     uncovered = [m for m in traps.values() if m["status"] == "NoCoverage"]
     assert uncovered
@@ -216,12 +239,14 @@ def test_a_mutant_stopped_by_its_timeout_spent_its_wait_in_the_tests():
     assert _overheads(ran, duration=1.02, jobs=2)["overhead_ms"] == 15.0
 
 
+@pytest.mark.slow
 def test_overhead_beyond_the_tests_own_time_is_measured(fixture_runs):
     mutation = fixture_runs["shop", "tests_strong"][1]["mutation"]
     assert 0 < mutation["child_overhead_ms"] < 1000
     assert mutation["overhead_ms"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["ledger", "shop", "textkit"])
 def test_shallow_suite_scores_clearly_lower_than_strong(fixture_runs, name):
     shallow = fixture_runs[name, "tests_shallow"][1]["mutation"]["scores"]["score"]
@@ -229,6 +254,7 @@ def test_shallow_suite_scores_clearly_lower_than_strong(fixture_runs, name):
     assert strong - shallow >= 15, (shallow, strong)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["ledger", "shop", "textkit"])
 def test_assertion_free_tests_never_kill(fixture_runs, name):
     report = fixture_runs[name, "tests_shallow"][1]
@@ -243,6 +269,7 @@ def test_assertion_free_tests_never_kill(fixture_runs, name):
         assert states[nodeid] == "covering", nodeid
 
 
+@pytest.mark.slow
 def test_verify_sample_agrees_with_fresh_runs(project_copy, tmp_path):
     root = project_copy("ledger")
     report = audit_json(root, "tests_shallow", tmp_path / "r.json", "--verify-sample", "8")
@@ -251,6 +278,7 @@ def test_verify_sample_agrees_with_fresh_runs(project_copy, tmp_path):
     assert verification["disagreements"] == []
 
 
+@pytest.mark.slow
 def test_rerun_with_nothing_changed_comes_from_the_cache(project_copy, tmp_path):
     root = project_copy("ledger")
     first = audit_json(root, "tests_strong", tmp_path / "a.json")
@@ -260,6 +288,7 @@ def test_rerun_with_nothing_changed_comes_from_the_cache(project_copy, tmp_path)
     assert stable(first) == stable(second)
 
 
+@pytest.mark.slow
 def test_a_corrupted_cache_is_rebuilt_not_trusted(project_copy, tmp_path):
     root = project_copy("ledger")
     first = audit_json(root, "tests_strong", tmp_path / "a.json")
@@ -278,6 +307,7 @@ def test_a_corrupted_cache_is_rebuilt_not_trusted(project_copy, tmp_path):
     assert stable(first) == stable(third)
 
 
+@pytest.mark.slow
 def test_sigkill_during_mutation_leaves_the_tree_alone_and_the_rerun_resumes(
     project_copy, tmp_path
 ):
@@ -339,6 +369,7 @@ def _runners_started_by(pid: int) -> list[int]:
     return runners
 
 
+@pytest.mark.slow
 def test_a_first_run_starts_its_runners_before_the_smell_check_and_a_rerun_none(
     project_copy,
 ):
@@ -362,6 +393,7 @@ def test_a_first_run_starts_its_runners_before_the_smell_check_and_a_rerun_none(
     assert rerun == []
 
 
+@pytest.mark.slow
 def test_a_runner_that_dies_right_after_an_answer_loses_only_the_job_it_was_running(
     tmp_path,
 ):
@@ -412,6 +444,7 @@ def _finished(pid: int) -> bool:
         return True
 
 
+@pytest.mark.slow
 def test_a_test_reading_stdin_in_a_mutants_child_reads_nothing(tmp_path):
     """The runner's stdin carries its next job, never the test's."""
     from auditor.config import AuditConfig
@@ -435,6 +468,7 @@ def test_a_test_reading_stdin_in_a_mutants_child_reads_nothing(tmp_path):
     assert statuses == {"Killed"}
 
 
+@pytest.mark.slow
 def test_verify_sample_rechecks_a_dropped_argument_that_takes_the_comma_before_it(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "pick"\nversion = "1"\n')
     (tmp_path / "pick.py").write_text(
@@ -451,6 +485,7 @@ def test_verify_sample_rechecks_a_dropped_argument_that_takes_the_comma_before_i
     assert verification["checked"] == verification["agreed"] > 0
 
 
+@pytest.mark.slow
 def test_import_time_values_are_checked_by_tests_that_never_run_their_file(tmp_path):
     # RATES is read through `prices`, so no test runs a line of rates.py once it is
     # imported: only the weak test of `describe` does.
@@ -476,6 +511,7 @@ def test_import_time_values_are_checked_by_tests_that_never_run_their_file(tmp_p
     assert mutant["killed_by"] == ["tests/test_shop.py::test_three_teas_cost_six"]
 
 
+@pytest.mark.slow
 def test_import_time_mutants_run_only_the_tests_that_can_read_what_they_bind(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "shop"\nversion = "1"\n')
     (tmp_path / "rates.py").write_text("RATES = {'tea': 2}\nTAX = 3\n")
@@ -500,6 +536,7 @@ def test_import_time_mutants_run_only_the_tests_that_can_read_what_they_bind(tmp
     assert {m["status"] for m in by_line.values()} == {"Killed"}
 
 
+@pytest.mark.slow
 def test_code_under_test_outside_the_test_folder_of_a_bare_project_is_mutated(tmp_path):
     # No pyproject.toml: the project root is the test folder, and --src names a file
     # beside it.
@@ -518,6 +555,7 @@ def test_code_under_test_outside_the_test_folder_of_a_bare_project_is_mutated(tm
     assert "Killed" in statuses
 
 
+@pytest.mark.slow
 def test_a_doctest_whose_output_differs_kills_by_assertion(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "calc"\nversion = "1"\n\n'

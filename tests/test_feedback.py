@@ -23,6 +23,7 @@ def saved(shop, tmp_path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_next_tests_put_the_input_that_shows_most_changes_first(shop):
     found = [w for w in shop.probes.witnesses if w.status == "found"]
     largest = max(Counter((w.function, w.input) for w in found).values())
@@ -32,6 +33,7 @@ def test_next_tests_put_the_input_that_shows_most_changes_first(shop):
     assert sizes == sorted(sizes, reverse=True)
 
 
+@pytest.mark.slow
 def test_next_tests_leave_out_likely_equivalent_survivors(shop):
     equivalent = {w.mutant_id for w in shop.probes.witnesses if w.status == "likely_equivalent"}
     listed = {m.id for group in next_tests(shop) for m in group.mutants}
@@ -40,6 +42,7 @@ def test_next_tests_leave_out_likely_equivalent_survivors(shop):
     assert listed == survived - equivalent
 
 
+@pytest.mark.slow
 def test_a_survivor_line_names_the_change_the_input_and_both_outcomes(shop):
     group = next_tests(shop)[0]
     text = build(shop).render(100_000)
@@ -50,6 +53,7 @@ def test_a_survivor_line_names_the_change_the_input_and_both_outcomes(shop):
     assert f"catches {len(group.mutants) - 1} more such changes" in line
 
 
+@pytest.mark.slow
 def test_weak_tests_carry_the_smell_and_its_fix(shop):
     smell = next(s for s in shop.smells.findings if s.code == "AT001")
     text = build(shop).render(100_000)
@@ -58,11 +62,13 @@ def test_weak_tests_carry_the_smell_and_its_fix(shop):
     assert f"Fix: {smell.hint}" in line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_chars", [400, 1500, 6000])
 def test_the_text_stays_within_max_chars(shop, max_chars):
     assert len(build(shop).render(max_chars)) <= max_chars
 
 
+@pytest.mark.slow
 def test_a_small_budget_still_gives_every_section_its_first_item(shop):
     feedback = build(shop)
     text = feedback.render(2000)
@@ -71,6 +77,7 @@ def test_a_small_budget_still_gives_every_section_its_first_item(shop):
     assert "more findings left out" in text
 
 
+@pytest.mark.slow
 def test_a_budget_large_enough_leaves_nothing_out(shop):
     feedback = build(shop)
     text = feedback.render(1_000_000)
@@ -78,12 +85,14 @@ def test_a_budget_large_enough_leaves_nothing_out(shop):
     assert all(item in text for section in feedback.sections for item in section.items)
 
 
+@pytest.mark.slow
 def test_feedback_for_one_file_speaks_of_that_file_only(shop):
     text = build(shop, {"shop/inventory.py"}).render(100_000)
     findings = [line for line in text.splitlines() if line.startswith("- shop/")]
     assert findings and all(line.startswith("- shop/inventory.py") for line in findings)
 
 
+@pytest.mark.slow
 def test_the_command_prints_the_feedback_of_a_saved_report(shop, saved, tmp_path):
     result = run_audit("feedback", str(saved), "--max-chars", "1000", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -99,18 +108,21 @@ def test_the_command_without_a_report_says_how_to_get_one(tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_the_command_refuses_a_file_outside_the_code_under_test(saved, tmp_path):
     result = run_audit("feedback", str(saved), "--file", "shop/nope.py", cwd=tmp_path)
     assert result.returncode == 2
     assert "feedback: shop/nope.py is not a file of the code under test" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_saved_report_renders_the_feedback_as_one_more_output(shop, saved, tmp_path):
     result = run_audit("report", str(saved), "--feedback", "feedback.txt", cwd=tmp_path)
     assert result.returncode in (0, 1), result.stderr
     assert (tmp_path / "feedback.txt").read_text(encoding="utf-8") == build(shop).render()
 
 
+@pytest.mark.slow
 def test_the_smells_of_a_parametrized_test_count_for_the_files_it_runs(shop):
     file = "shop/inventory.py"
     smell = next(

@@ -14,6 +14,8 @@ from auditor.report import Report
 from tests.conftest import copy_fixture
 from tests.test_isolation import needs_os_sandbox
 
+pytestmark = pytest.mark.slow
+
 SHARED_FOLDER = Path("/tmp/isbnkit-titles")
 """Where `test_files.py` writes, as real tests write `/tmp/<name>`."""
 

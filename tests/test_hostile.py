@@ -11,6 +11,8 @@ import pytest
 from auditor.isolation import choose
 from tests.conftest import run_audit, tree_digest
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def hostile(project_copy):

@@ -23,6 +23,7 @@ needs_os_sandbox = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow
 @needs_os_sandbox
 def test_escapes_past_the_guard_are_blocked_by_the_sandbox(project_copy, tmp_path):
     root = project_copy("hostile")
@@ -75,6 +76,7 @@ def _tasks_working_in(root: Path) -> int:
     return count
 
 
+@pytest.mark.slow
 @needs_os_sandbox
 def test_a_fork_bomb_is_bounded_and_leaves_nothing_behind(project_copy, tmp_path):
     root = project_copy("hostile")
@@ -178,6 +180,7 @@ def test_an_allowed_folder_is_writable_inside_and_unchanged_outside(tmp_path):
     assert tree_digest(shared) == before
 
 
+@pytest.mark.slow
 @needs_os_sandbox
 def test_a_test_that_writes_into_the_project_passes_with_allow_write_and_changes_nothing(
     project_copy, tmp_path

@@ -65,6 +65,7 @@ def shallow(tmp_path_factory) -> tuple[Report, str]:
     return Report.read(root / "r.json"), result.stdout
 
 
+@pytest.mark.slow
 def test_a_shallow_suite_s_kills_are_mostly_by_exception_and_the_report_says_so(shallow):
     report, stdout = shallow
     share = report.mutation.scores.assertion_share
@@ -81,11 +82,13 @@ def shallow_all_killers(tmp_path_factory) -> Report:
     return Report.read(root / "r.json")
 
 
+@pytest.mark.slow
 def test_the_evidence_smell_needs_every_killer_known(shallow):
     report, _ = shallow
     assert not [s for s in report.smells.findings if s.code == "AT022"]
 
 
+@pytest.mark.slow
 def test_a_test_whose_kills_needed_no_check_gets_the_evidence_smell(shallow_all_killers):
     report = shallow_all_killers
     by_test = {t.nodeid: t for t in report.mutation.tests}
@@ -99,6 +102,7 @@ def test_a_test_whose_kills_needed_no_check_gets_the_evidence_smell(shallow_all_
         assert f"its {test.crash_kills} kill" in smell.message
 
 
+@pytest.mark.slow
 def test_without_thresholds_the_suite_is_rated_never_passed(shallow):
     report, stdout = shallow
     assert report.gate.rating.level == "shallow"
@@ -136,6 +140,7 @@ def _section(mutants: list[Mutant]) -> MutationSection:
     )
 
 
+@pytest.mark.slow
 def test_a_kill_by_a_check_names_the_line_of_that_check(shallow):
     report, _ = shallow
     root = Path(report.project.root)

@@ -15,6 +15,8 @@ from auditor.feedback import build, next_tests
 from auditor.report import Report
 from tests.conftest import copy_fixture, tree_digest
 
+pytestmark = pytest.mark.slow
+
 TOOLS = ["audit", "explain_mutant", "feedback", "next_tests", "test_smells"]
 
 

@@ -15,6 +15,8 @@ from auditor.mutmut_import import STATUS
 from auditor.report import Report
 from tests.conftest import copy_fixture, run_audit
 
+pytestmark = pytest.mark.slow
+
 MUTMUT_SETTINGS = """
 [tool.mutmut]
 source_paths = ["shop/"]

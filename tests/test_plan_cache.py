@@ -29,6 +29,7 @@ def planned(mutants) -> list[tuple]:
     return [(m.id, m.status, m.path, m.cache_key, m.diff, m.tests) for m in mutants]
 
 
+@pytest.mark.slow
 def test_a_rerun_plans_the_same_mutants_without_parsing_or_compiling(shop, tmp_path, monkeypatch):
     root, baseline, files = shop
     cache = ResultCache(tmp_path)
@@ -45,6 +46,7 @@ def test_a_rerun_plans_the_same_mutants_without_parsing_or_compiling(shop, tmp_p
     assert [m.function_code for m in rerun] == [m.function_code for m in first]
 
 
+@pytest.mark.slow
 def test_a_changed_source_is_parsed_again(shop, tmp_path, monkeypatch):
     root, baseline, _ = shop
     cache = ResultCache(tmp_path)
@@ -83,6 +85,7 @@ def test_a_set_literals_code_has_the_same_fingerprint_in_every_process():
     assert len(printed) == 1
 
 
+@pytest.mark.slow
 def test_the_plans_of_a_file_s_earlier_versions_are_dropped(shop, tmp_path):
     root, baseline, _ = shop
     cache = ResultCache(tmp_path)
@@ -99,6 +102,7 @@ def test_the_plans_of_a_file_s_earlier_versions_are_dropped(shop, tmp_path):
     assert rows == [1, 1]
 
 
+@pytest.mark.slow
 def test_the_sites_and_code_made_during_the_baseline_are_the_ones_planning_uses(
     project_copy, monkeypatch
 ):

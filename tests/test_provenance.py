@@ -100,6 +100,7 @@ def audited(project) -> tuple[Report, str]:
     return Report.read(project / "r.json"), result.stdout
 
 
+@pytest.mark.slow
 def test_the_report_holds_a_scorecard_per_generator(audited):
     report, _ = audited
     cards = {card.generator: card for card in report.provenance.generators}
@@ -119,12 +120,14 @@ def test_the_report_holds_a_scorecard_per_generator(audited):
     assert cards["fast"].unique_kills == len(only_fast)
 
 
+@pytest.mark.slow
 def test_the_terminal_and_markdown_show_the_generators(audited, project):
     _, stdout = audited
     assert "generators" in stdout and "deep-model" in stdout
     assert "### Generators" in (project / "s.md").read_text()
 
 
+@pytest.mark.slow
 def test_the_gate_takes_thresholds_per_generator(audited):
     from auditor.config import GateConfig
     from auditor.gate import _generator_conditions

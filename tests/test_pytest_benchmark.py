@@ -8,6 +8,8 @@ import pytest
 
 from tests.conftest import run_audit
 
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("pytest_benchmark")
 
 

@@ -1,6 +1,10 @@
 """The README's sample output is what the bundled fixture really gives."""
 
+import pytest
+
 from tests.conftest import FIXTURES
+
+pytestmark = pytest.mark.slow
 
 README = (FIXTURES.parent / "README.md").read_text(encoding="utf-8")
 

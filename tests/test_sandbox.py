@@ -5,6 +5,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 _RUN_PYTEST = textwrap.dedent(
     """
     import sys
@@ -27,6 +29,7 @@ def _pytest_with_derandomize(tmp_path: Path, test_module: str) -> subprocess.Com
     )
 
 
+@pytest.mark.slow
 def test_a_suite_that_never_uses_hypothesis_does_not_load_it(tmp_path):
     run = _pytest_with_derandomize(
         tmp_path,
@@ -40,6 +43,7 @@ def test_a_suite_that_never_uses_hypothesis_does_not_load_it(tmp_path):
     assert run.returncode == 0, run.stdout
 
 
+@pytest.mark.slow
 def test_a_test_module_importing_hypothesis_gets_it_seeded_without_a_database(tmp_path):
     run = _pytest_with_derandomize(
         tmp_path,

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 
 def run_cli(tmp: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TMPDIR": str(tmp)}
@@ -40,6 +42,7 @@ def test_the_folder_of_a_running_audit_is_kept(tmp_path):
     assert (running / "audit-baseline-x").is_dir()
 
 
+@pytest.mark.slow
 def test_a_killed_audit_leaves_only_its_run_folder_which_the_next_audit_removes(
     project_copy, tmp_path
 ):

@@ -52,6 +52,7 @@ def audited(tmp_path_factory) -> tuple[Report, str]:
     return Report.read(root / "r.json"), result.stdout
 
 
+@pytest.mark.slow
 def test_the_report_holds_the_targeted_score_beside_the_whole_one(audited):
     report, _ = audited
     targeted = report.mutation.targeted
@@ -60,6 +61,7 @@ def test_the_report_holds_the_targeted_score_beside_the_whole_one(audited):
     assert targeted.scores.score > report.mutation.scores.score
 
 
+@pytest.mark.slow
 def test_the_gate_uses_the_targeted_score_and_says_so(audited):
     report, _ = audited
     (condition,) = [c for c in report.gate.conditions if c.name == "min_mutation_score"]
@@ -67,6 +69,7 @@ def test_the_gate_uses_the_targeted_score_and_says_so(audited):
     assert "targeted: the 1 module the tests import" in condition.message
 
 
+@pytest.mark.slow
 def test_the_terminal_names_the_code_under_test_and_the_targeted_score(audited):
     _, stdout = audited
     assert "code under test: unitlib (shipped by the packaging metadata" in stdout

@@ -11,6 +11,8 @@ import pytest
 from auditor.report import Report
 from tests.conftest import run_audit
 
+pytestmark = pytest.mark.slow
+
 MYPY = "\n[tool.mypy]\nwarn_unused_ignores = false\n"
 SETTINGS = {"mypy": MYPY, "ty": "\n[tool.ty]\n", "pyright": "\n[tool.pyright]\n"}
 

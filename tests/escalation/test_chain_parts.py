@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from auditor.escalation.hardened import compose, hardened_header
 from auditor.escalation.proving import check_parses, minimize
 from auditor.report import Candidate
@@ -76,6 +78,7 @@ def test_composed_file_keeps_decorators():
     assert "@pytest.mark.parametrize('x', [1, 2])\ndef test_x(x):" in text
 
 
+@pytest.mark.slow
 def test_generate_writes_the_fast_models_suite(project_copy):
     root = project_copy("shop")
     suite = structured(

@@ -54,12 +54,14 @@ def test_a_429_is_retried_and_the_next_answer_used():
     assert len(requests) == 2
 
 
+@pytest.mark.slow
 def test_a_lasting_500_is_one_line_error_after_the_retries():
     with pytest.raises(ModelError, match="HTTP 500") as error:
         ask([Answer(status=500, uses=10)], retries=1)
     assert "\n" not in str(error.value)
 
 
+@pytest.mark.slow
 def test_a_slow_answer_past_the_timeout_is_an_error():
     with pytest.raises(ModelError, match="no answer within the timeout"):
         ask([Answer(GOOD, delay=3)], timeout=0.5, retries=0)
@@ -72,6 +74,7 @@ def test_endpoint_refusing_structured_output_is_asked_again_in_plain_text():
     assert "response_format" not in requests[1].body
 
 
+@pytest.mark.slow
 def test_responses_api_is_parsed_too():
     reply, requests = ask([Answer(GOOD)], api="responses")
     assert requests[0].path == "/v1/responses"

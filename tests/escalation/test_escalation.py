@@ -161,6 +161,7 @@ def _candidate(report: dict, name: str, round_: int = 0) -> dict:
     return found[0]
 
 
+@pytest.mark.slow
 def test_run_completes_with_the_exit_code_of_the_gate(model_run):
     result, report, *_ = model_run
     assert result.returncode == 0, result.stderr
@@ -169,6 +170,7 @@ def test_run_completes_with_the_exit_code_of_the_gate(model_run):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_accepted_tests_raise_the_measured_score(model_run):
     _, report, *_ = model_run
     hardened = [m for m in report["escalation"]["modules"] if m["accepted"]]
@@ -178,6 +180,7 @@ def test_accepted_tests_raise_the_measured_score(model_run):
         assert module["newly_killed"]
 
 
+@pytest.mark.slow
 def test_each_accepted_test_kills_a_mutant_the_suite_missed(model_run):
     _, report, *_ = model_run
     missed = {
@@ -222,12 +225,14 @@ def test_bad_answers_are_rejected_with_their_reason(model_run, name, stage, reas
     assert candidate["reason"].startswith(reason)
 
 
+@pytest.mark.slow
 def test_a_test_failing_on_an_assertion_is_a_suspected_bug(model_run):
     _, report, *_ = model_run
     assert _candidate(report, "test_wrong_oracle")["suspected_bug"]
     assert not _candidate(report, "test_hangs")["suspected_bug"]
 
 
+@pytest.mark.slow
 def test_the_repair_round_sends_the_failures_and_its_answer_is_proven(model_run):
     _, report, _, _, requests, _ = model_run
     repair = [r for r in requests if "were rejected" in json.dumps(r.body)]
@@ -237,6 +242,7 @@ def test_the_repair_round_sends_the_failures_and_its_answer_is_proven(model_run)
     assert repaired["origin"] == "repair" and repaired["accepted"]
 
 
+@pytest.mark.slow
 def test_prose_without_code_and_a_429_are_reported_and_the_run_goes_on(model_run):
     _, report, *_ = model_run
     errors = report["escalation"]["errors"]
@@ -245,6 +251,7 @@ def test_prose_without_code_and_a_429_are_reported_and_the_run_goes_on(model_run
     assert cart["escalated"] and cart["accepted"] == 0
 
 
+@pytest.mark.slow
 def test_funnel_counts_every_stage_in_order(model_run):
     _, report, *_ = model_run
     funnel = report["escalation"]["funnel"]
@@ -263,6 +270,7 @@ def test_funnel_counts_every_stage_in_order(model_run):
     assert funnel["accepted"] == sum(c["accepted"] for c in report["escalation"]["candidates"])
 
 
+@pytest.mark.slow
 def test_usage_and_cost_are_counted(model_run):
     _, report, *_ = model_run
     usage = report["escalation"]["usage"]
@@ -271,6 +279,7 @@ def test_usage_and_cost_are_counted(model_run):
     assert usage["cost"] > 0
 
 
+@pytest.mark.slow
 def test_hardened_files_hold_the_accepted_tests_and_name_their_kills(model_run):
     _, report, root, *_ = model_run
     path = root / ".audit" / "hardened" / "test_shop_pricing_hardened.py"
@@ -283,6 +292,7 @@ def test_hardened_files_hold_the_accepted_tests_and_name_their_kills(model_run):
     ]
 
 
+@pytest.mark.slow
 def test_requests_carry_code_survivors_smells_and_tests(model_run):
     _, report, root, *_ = model_run
     request = (root / ".audit" / "escalation" / "shop_pricing.request.md").read_text()
@@ -297,6 +307,7 @@ def test_requests_carry_code_survivors_smells_and_tests(model_run):
     assert "### tests_shallow/test_pricing.py" in request
 
 
+@pytest.mark.slow
 def test_requests_carry_the_feedback_a_fast_model_gets_about_the_module(model_run):
     _, report, root, *_ = model_run
     request = (root / ".audit" / "escalation" / "shop_pricing.request.md").read_text()
@@ -305,6 +316,7 @@ def test_requests_carry_the_feedback_a_fast_model_gets_about_the_module(model_ru
     assert "`if quantity < 0:` -> `if quantity <= 0:` (< -> <=) was not caught" in request
 
 
+@pytest.mark.slow
 def test_the_api_key_is_written_nowhere(model_run):
     result, _, root, _, requests, _ = model_run
     assert requests and all(r.headers["authorization"] == f"Bearer {KEY}" for r in requests)
@@ -314,12 +326,14 @@ def test_the_api_key_is_written_nowhere(model_run):
     assert KEY not in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_the_user_tree_is_untouched_and_nothing_escaped(model_run):
     _, _, root, digest, _, _ = model_run
     assert tree_digest(root) == digest
     assert not Path("/etc/audit-escalation-escape").exists()
 
 
+@pytest.mark.slow
 def test_offline_run_writes_requests_and_proves_witness_tests(tmp_path):
     root = tmp_path / "shop"
     _copy_shop(root)
@@ -342,6 +356,7 @@ def test_offline_run_writes_requests_and_proves_witness_tests(tmp_path):
             assert module["after"]["score"] > module["before"]["score"]
 
 
+@pytest.mark.slow
 def test_html_and_markdown_show_the_funnel_and_the_measured_scores(model_run):
     from auditor.report import Report
     from reports import html, markdown
@@ -364,6 +379,7 @@ FAILING_REQUEST = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixture", ["ledger", "textkit"])
 def test_good_answers_harden_every_fixture(tmp_path, fixture):
     """The scripted model answers every request with the fixture's strong test files."""

@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import run_audit, stable, tree_digest
 
+pytestmark = pytest.mark.slow
+
 SHALLOW_FIXTURES = ["ledger", "shop", "textkit"]
 
 

@@ -7,6 +7,8 @@ import pytest
 
 from reports import html as html_renderer
 
+pytestmark = pytest.mark.slow
+
 XSS = "<script>alert(1)</script>"
 _FLAGS = [
     "--no-sandbox",

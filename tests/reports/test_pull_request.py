@@ -74,6 +74,7 @@ def pull_request(tmp_path_factory) -> dict:
     return {"root": root, "report": Report.read(root / "r.json"), "annotations": annotations}
 
 
+@pytest.mark.slow
 def test_annotations_mark_only_the_lines_the_pull_request_changed(pull_request):
     changed = pull_request["report"].mutation.scope.changed_lines
     assert changed == {
@@ -84,6 +85,7 @@ def test_annotations_mark_only_the_lines_the_pull_request_changed(pull_request):
     assert places and all(line in changed[file] for file, line in places)
 
 
+@pytest.mark.slow
 def test_a_survivor_on_a_changed_line_is_annotated_with_the_change(pull_request):
     report = pull_request["report"]
     survivors = [m for m in report.mutation.mutants if m.status == "Survived" and m.line == 35]
@@ -95,6 +97,7 @@ def test_a_survivor_on_a_changed_line_is_annotated_with_the_change(pull_request)
     assert survivors[0].id in text
 
 
+@pytest.mark.slow
 def test_the_new_weak_test_is_annotated_with_its_smell(pull_request):
     [(level, _, _, text)] = [
         a for a in pull_request["annotations"] if a[1] == "tests_shallow/test_small_orders.py"
@@ -102,11 +105,13 @@ def test_the_new_weak_test_is_annotated_with_its_smell(pull_request):
     assert level == "warning" and text.startswith("weak oracle: only weak checks such as")
 
 
+@pytest.mark.slow
 def test_the_comment_body_is_the_markdown_summary_under_its_marker(pull_request):
     body = (pull_request["root"] / "pr.md").read_text()
     assert body == f"{MARKER}\n{markdown.render(pull_request['report'])}"
 
 
+@pytest.mark.slow
 def test_the_badge_shows_the_rated_score_in_the_ratings_colour(pull_request):
     rating = pull_request["report"].gate.rating
     badge = json.loads((pull_request["root"] / "badge.json").read_text())
@@ -120,6 +125,7 @@ def test_the_badge_shows_the_rated_score_in_the_ratings_colour(pull_request):
     }
 
 
+@pytest.mark.slow
 def test_sonarqube_issues_each_name_a_described_rule_and_a_place(pull_request):
     sonar = json.loads((pull_request["root"] / "sonar.json").read_text())
     rules = {rule["id"]: rule for rule in sonar["rules"]}
@@ -134,11 +140,13 @@ def test_sonarqube_issues_each_name_a_described_rule_and_a_place(pull_request):
         assert location["textRange"]["startLine"] >= 1 and location["message"]
 
 
+@pytest.mark.slow
 def test_a_diff_run_adds_no_point_to_the_trend(pull_request):
     assert pull_request["report"].trend == []
     assert not (pull_request["root"] / ".audit" / "history.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_each_whole_run_adds_a_point_and_the_html_draws_the_trend(project_copy):
     root = project_copy("shop")
     for _ in range(2):
@@ -152,6 +160,7 @@ def test_each_whole_run_adds_a_point_and_the_html_draws_the_trend(project_copy):
     assert 'id="trend"' in html and html.count("<polyline") == 2
 
 
+@pytest.mark.slow
 def test_each_suite_has_a_trend_of_its_own(project_copy):
     root = project_copy("shop")
     for suite in ("tests_shallow", "tests_strong", "tests_shallow"):
@@ -164,6 +173,7 @@ def test_each_suite_has_a_trend_of_its_own(project_copy):
     ]
 
 
+@pytest.mark.slow
 def test_a_torn_line_in_the_history_is_skipped(project_copy):
     root = project_copy("shop")
     (root / ".audit").mkdir()
