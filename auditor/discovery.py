@@ -273,13 +273,15 @@ def _refuse_a_module_named_like_ours(root: Path, source_roots: tuple[Path, ...])
     """audit's test processes start as `python -m auditor...` in the project root, with
     the source roots on their path (as `python -m pytest` would): a module named
     `auditor` there would be imported in place of ours."""
+    ours = Path(__file__).resolve().parent / "__init__.py"
     for folder in sorted({root, *source_roots}):
         for module in (folder / "auditor" / "__init__.py", folder / "auditor.py"):
-            if module.is_file():
+            if module.is_file() and module.resolve() != ours:  # audit auditing itself is fine
+                shown = module.relative_to(root) if module.is_relative_to(root) else module
                 raise DiscoveryError(
-                    f"{module.relative_to(root)}: a top-level module named 'auditor' would "
-                    "be imported in place of audit's own in the test processes; audit "
-                    "cannot run this project"
+                    f"{shown}: a top-level module named 'auditor' would be imported in "
+                    "place of audit's own in the test processes; audit cannot run this "
+                    "project"
                 )
 
 
