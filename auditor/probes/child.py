@@ -111,7 +111,7 @@ def _orders_from_audit(requests: int) -> Iterator[int]:
     """The work, one item at a time: ask audit on `requests` (a newline), read the index
     of the next item of `spec.items` from stdin; an empty line means no more. Handing out
     items as processes finish keeps every core busy to the end: how long an item takes
-    varies a hundredfold (a function's probes, a file's witness searches).
+    varies a hundredfold (a function's probes, a group of survivors' witness searches).
 
     End of file on stdin means audit died (even by SIGKILL): stop this process group
     (the sandbox wrapper included). Forked probes have groups of their own and end with
