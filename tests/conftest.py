@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from auditor.probes.protocol import TargetSpec
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
@@ -182,3 +184,22 @@ def _audit_every_fixture(base: Path) -> list[dict]:
                 }
             )
     return runs
+
+
+def target_spec(key: str, path: str, module: str, line: int = 1) -> TargetSpec:
+    """A probe target as the probe stage describes one, for a plain function."""
+    file, _, qualname = key.partition("::")
+    return TargetSpec(
+        key=key,
+        file=file,
+        path=path,
+        module=module,
+        qualname=qualname,
+        line=line,
+        kind="function",
+        raises=[],
+        unreached_raise_lines=[],
+        documented_raises=[],
+        doc_literals=[],
+        observed=[],
+    )

@@ -23,24 +23,11 @@ from auditor.probes.protocol import (
 )
 from auditor.probes.stage import _Dispatcher, _work_items
 from auditor.probes.targets import find_targets
+from tests.conftest import target_spec
 
 
 def _target(key: str) -> TargetSpec:
-    file, _, qualname = key.partition("::")
-    return TargetSpec(
-        key=key,
-        file=file,
-        path=file,
-        module="pkg",
-        qualname=qualname,
-        line=1,
-        kind="function",
-        raises=[],
-        unreached_raise_lines=[],
-        documented_raises=[],
-        doc_literals=[],
-        observed=[],
-    )
+    return target_spec(key, key.partition("::")[0], "pkg")
 
 
 def _survivor(mutant_id: str, path: str, targets: tuple[str, ...] = ("a::f",)) -> SurvivorSpec:
@@ -122,9 +109,7 @@ def halve(n: int) -> int:
 def _spec(tmp_path: Path) -> ProbeSpec:
     (tmp_path / "pkg.py").write_text(textwrap.dedent(_CODE), encoding="utf-8")
     target = find_targets(tmp_path / "pkg.py", "pkg.py", "pkg")[0]
-    spec = _target(target.key)
-    spec.path = str(tmp_path / "pkg.py")
-    spec.line = target.line
+    spec = target_spec(target.key, str(tmp_path / "pkg.py"), "pkg", target.line)
     (tmp_path / "results.jsonl").touch()
     return ProbeSpec(
         root=str(tmp_path),

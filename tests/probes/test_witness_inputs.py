@@ -12,8 +12,9 @@ import pytest
 from hypothesis import strategies as st
 
 from auditor.probes.calls import Subject
-from auditor.probes.protocol import ProbeSpec, TargetSpec
+from auditor.probes.protocol import ProbeSpec
 from auditor.probes.witness import Inputs, _tried_inputs, _unpickled, examples_for, trials_for
+from tests.conftest import target_spec
 
 SOURCE = """
 import threading
@@ -38,20 +39,7 @@ def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 def _subject(module: tuple[str, Path], qualname: str) -> Subject:
     name, path = module
-    target = TargetSpec(
-        key=f"{path.name}::{qualname}",
-        file=path.name,
-        path=str(path.resolve()),
-        module=name,
-        qualname=qualname,
-        line=1,
-        kind="function",
-        raises=[],
-        unreached_raise_lines=[],
-        documented_raises=[],
-        doc_literals=[],
-        observed=[],
-    )
+    target = target_spec(f"{path.name}::{qualname}", str(path.resolve()), name)
     return Subject(target, {str(path.resolve())})
 
 
