@@ -10,12 +10,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from types import UnionType
+from typing import Annotated, Any, Literal, NoReturn, Union, get_args, get_origin
 
 import click
 from rich.console import Console
 
 from auditor.acceptance import read_ledger
+from auditor.config import FlaggedKey, OutputsConfig, flagged_keys, overrides_from_flags
 from auditor.errors import AuditError, ConfigError, DiscoveryError, ExitCode
 from auditor.feedback import DEFAULT_MAX_CHARS
 from auditor.report import Report, json_schema, read_report
@@ -53,31 +55,6 @@ def cli() -> None:
     """
 
 
-def _parse_max_smells(values: tuple[str, ...]) -> dict[str, int]:
-    limits = {}
-    for value in values:
-        severity, _, number = value.partition("=")
-        if severity not in ("high", "medium", "low") or not number.isdigit():
-            raise ConfigError(
-                f"--max-smells expects SEVERITY=N with high, medium or low; got '{value}'"
-            )
-        limits[severity] = int(number)
-    return limits
-
-
-_FORMATS = {
-    "html": "the HTML report for QA leads",
-    "markdown": "a Markdown summary (PR comment, $GITHUB_STEP_SUMMARY)",
-    "sarif": "SARIF 2.1.0 for code scanning",
-    "stryker": "Stryker mutation-testing-report-schema v2 JSON",
-    "junit": "JUnit XML, one testcase per gate condition",
-    "feedback": "prompt-ready feedback for the model that wrote the tests",
-    "pr_comment": "the body of a sticky pull-request comment (Markdown, hidden marker)",
-    "badge": "a shields.io endpoint badge (JSON)",
-    "sonarqube": "SonarQube generic issue import JSON",
-}
-
-
 def _remember_output(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     ctx.meta.setdefault("audit_outputs", {})[param.name] = value
 
@@ -89,10 +66,10 @@ def _remember_annotations(ctx: click.Context, param: click.Parameter, value: boo
 def _output_options(command: Any) -> Any:
     """Adds --html/--markdown/--sarif/... PATH, --compare OLD.json and
     --github-annotations; the values are read back by `_finish`."""
-    for name, what in reversed(
-        [*_FORMATS.items(), ("compare", "OLD.json: a previous report to show changes against")]
+    formats = [(name, field.description) for name, field in OutputsConfig.model_fields.items()]
+    for name, help_text in reversed(
+        [*formats, ("compare", "OLD.json: a previous report to show changes against")]
     ):
-        help_text = what if name == "compare" else f"Write {what}."
         command = click.option(
             f"--{name.replace('_', '-')}",
             type=click.Path(),
@@ -166,162 +143,64 @@ def _output_targets(
     return {name: path.resolve() for name, path in targets.items()}
 
 
+def _config_options(command: Any) -> Any:
+    """One option per flagged key of the config (`auditor.config.Flag`): its type, choices
+    and default come from the model, so a flag cannot drift from its pyproject key."""
+    for flagged in reversed(list(flagged_keys())):
+        command = click.option(*_declarations(flagged), **_settings(flagged))(command)
+    return command
+
+
+def _declarations(flagged: FlaggedKey) -> list[str]:
+    name = flagged.flag.name
+    if _value_type(flagged.field.annotation) is bool:
+        name = f"{name}/--no-{name.removeprefix('--')}"
+    short = [flagged.flag.short] if flagged.flag.short else []
+    return [name, *short, flagged.parameter]
+
+
+def _settings(flagged: FlaggedKey) -> dict[str, Any]:
+    flag, field = flagged.flag, flagged.field
+    value_type = _value_type(field.annotation)
+    shown = flag.default_text or _shown_default(field.get_default(call_default_factory=True))
+    help_text = f"{flag.help}  [default: {shown}]" if shown else flag.help
+    settings: dict[str, Any] = {"help": help_text, "hidden": flag.hidden, "default": None}
+    if get_origin(value_type) is Literal:
+        settings["type"] = click.Choice([str(choice) for choice in get_args(value_type)])
+    elif value_type is not bool:
+        settings["metavar"] = flag.metavar or {int: "N", float: "NUMBER"}.get(value_type, "TEXT")
+        settings["multiple"] = get_origin(value_type) in (list, dict)
+    return settings
+
+
+def _value_type(annotation: Any) -> Any:
+    """`int | None` -> int; `Annotated[float, ...] | None` -> float."""
+    if get_origin(annotation) in (Union, UnionType):
+        annotation = next(arg for arg in get_args(annotation) if arg is not type(None))
+    return get_args(annotation)[0] if get_origin(annotation) is Annotated else annotation
+
+
+def _shown_default(default: Any) -> str:
+    if isinstance(default, bool):
+        return "on" if default else "off"
+    if default in (None, [], {}):
+        return ""
+    return f"{default:g}" if isinstance(default, float) else str(default)
+
+
 @cli.command()
 @click.argument("tests", nargs=-1, type=click.Path())
-@click.option("--src", multiple=True, help="Package name or path of the code under test.")
 @click.option("--json", "json_path", type=click.Path(), help="Where to write the JSON report.")
 @click.option("--config", "config_file", type=click.Path(), help="pyproject.toml to read.")
-@click.option("--timeout", type=float, help="Per-test timeout in seconds (default 10).")
-@click.option("--allow-write", multiple=True, help="Extra folder tests may write to.")
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "os", "guard", "none"]),
-    help="Containment: OS namespaces + guard (os), guard only, none (default auto).",
-)
-@click.option("--min-line-coverage", type=float, help="Gate: minimum line coverage (%).")
-@click.option("--min-branch-coverage", type=float, help="Gate: minimum branch coverage (%).")
-@click.option("--max-failing-tests", type=int, help="Gate: most tests allowed to be red.")
-@click.option("--max-smells", multiple=True, metavar="SEVERITY=N", help="Gate: e.g. high=0.")
-@click.option("--disable-smell", multiple=True, metavar="CODE", help="Skip a smell rule.")
-@click.option("--mutation/--no-mutation", default=None, help="Run mutation testing (default on).")
-@click.option(
-    "--probes/--no-probes", default=None, help="Run the property-based probes (default on)."
-)
-@click.option("--probe-examples", type=int, metavar="N", help="Inputs per probe (default 100).")
-@click.option("--max-unhandled-crashes", type=int, help="Gate: most unhandled crashes found.")
-@click.option("--jobs", "-j", type=int, help="Mutation workers (default: one per core).")
-@click.option("--mutators", metavar="A,B", help="Only these mutator families, comma-separated.")
-@click.option("--disable-mutator", multiple=True, metavar="FAMILY", help="Skip a family.")
-@click.option(
-    "--module-level/--no-module-level",
-    default=None,
-    help="Mutate import-time code too: constants, class bodies, defaults (default on).",
-)
-@click.option(
-    "--mutate-data",
-    type=click.Choice(["sample", "all"]),
-    help="Module-level data tables: mutate a sample of their entries (default) or all.",
-)
-@click.option(
-    "--copy-path/--no-copy-path",
-    default=None,
-    help="Run on a project copy the mutants the subprocess hook cannot reach (default on).",
-)
-@click.option("--verify-sample", type=int, metavar="N", help="Re-check N mutants with fresh runs.")
-@click.option(
-    "--all-killers",
-    is_flag=True,
-    default=None,
-    help="Run every covering test of a killed mutant: unique kills, minimal test subset.",
-)
-@click.option(
-    "--executor",
-    type=click.Choice(["local", "dask"]),
-    help="Run mutants here (default) or on a Dask cluster.",
-)
-@click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786.")
-@click.option("--diff", "diff_ref", metavar="REF", help="Only mutate lines changed since REF.")
-@click.option("--shard", metavar="K/N", help="Run the K-th of N deterministic mutant slices.")
-@click.option("--sample", type=int, metavar="N", help="Run a stratified sample of N mutants.")
-@click.option("--sample-seed", type=int, help="Seed of the sample (default 0).")
-@click.option("--time-budget", metavar="DURATION", help="Stop mutating after e.g. 90s, 5m, 1h.")
-@click.option(
-    "--gate-on",
-    type=click.Choice(["targeted", "all"]),
-    help="Gate mutation thresholds on the modules the tests import (default) or all code.",
-)
-@click.option("--min-mutation-score", type=float, help="Gate: minimum mutation score (%).")
-@click.option("--min-covered-score", type=float, help="Gate: minimum score on covered code (%).")
-@click.option(
-    "--min-assertion-kill-share",
-    type=float,
-    help="Gate: minimum share (%) of detected mutants a failing check caught.",
-)
-@click.option("--max-surviving", type=int, help="Gate: most surviving mutants allowed.")
-@click.option("--max-pseudo-tested", type=int, help="Gate: most pseudo-tested functions.")
-@click.option(
-    "--max-accepted-percent", type=float, help="Gate: most accepted survivors (% of mutants)."
-)
-@click.option(
-    "--baseline",
-    "baseline_report",
-    type=click.Path(),
-    help="Ratchet: fail on regressions against this previous JSON report.",
-)
-@click.option(
-    "--escalate/--no-escalate",
-    default=None,
-    help="Harden weak modules: the deep model (API key set) or witness tests (offline).",
-)
-@click.option("--deep-model", metavar="NAME", help="Model that writes the hardening tests.")
-@click.option("--base-url", metavar="URL", help="OpenAI-compatible endpoint, e.g. vLLM's /v1.")
-@click.option(
-    "--hardened-dir", type=click.Path(), help="Where accepted tests go (.audit/hardened)."
-)
-@click.option("--apply", is_flag=True, default=None, help="Copy accepted tests into the suite.")
-@click.option(
-    "--require-escalation",
-    is_flag=True,
-    default=None,
-    help="Gate: fail unless escalation accepted at least one test.",
-)
+@_config_options
 @_output_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars, only the summary.")
-@click.option("--mutation-from", type=click.Choice(["run", "mutmut"]), hidden=True)
-@click.option(
-    "--type-check",
-    type=click.Choice(["auto", "off", "mypy", "pyright", "ty"]),
-    help="Drop mutants the project's type checker rejects (default auto: if configured).",
-)
 def run(
     tests: tuple[str, ...],
-    src: tuple[str, ...],
     json_path: str | None,
     config_file: str | None,
-    timeout: float | None,
-    allow_write: tuple[str, ...],
-    sandbox: str | None,
-    min_line_coverage: float | None,
-    min_branch_coverage: float | None,
-    max_failing_tests: int | None,
-    max_smells: tuple[str, ...],
-    disable_smell: tuple[str, ...],
-    mutation: bool | None,
-    probes: bool | None,
-    probe_examples: int | None,
-    max_unhandled_crashes: int | None,
-    jobs: int | None,
-    mutators: str | None,
-    disable_mutator: tuple[str, ...],
-    module_level: bool | None,
-    mutate_data: str | None,
-    copy_path: bool | None,
-    verify_sample: int | None,
-    all_killers: bool | None,
-    executor: str | None,
-    scheduler: str | None,
-    diff_ref: str | None,
-    shard: str | None,
-    sample: int | None,
-    sample_seed: int | None,
-    time_budget: str | None,
-    gate_on: str | None,
-    min_mutation_score: float | None,
-    min_covered_score: float | None,
-    min_assertion_kill_share: float | None,
-    max_surviving: int | None,
-    max_pseudo_tested: int | None,
-    max_accepted_percent: float | None,
-    baseline_report: str | None,
-    escalate: bool | None,
-    deep_model: str | None,
-    base_url: str | None,
-    hardened_dir: str | None,
-    apply: bool | None,
-    require_escalation: bool | None,
     quiet: bool,
-    mutation_from: str | None,
-    type_check: str | None,
+    **flags: Any,
 ) -> None:
     """Audit the pytest suite in TESTS (default: the configured tests, or tests/)."""
     from auditor.history import with_trend
@@ -329,78 +208,7 @@ def run(
     from auditor.progress import PlainProgress, RichProgress, SilentProgress
 
     cwd = Path.cwd()
-    overrides: dict[str, Any] = {}
-    gate: dict[str, Any] = {}
-    if src:
-        overrides["src"] = list(src)
-    if allow_write:
-        overrides["allow_write"] = [str((cwd / path).resolve()) for path in allow_write]
-    if disable_smell:
-        overrides["disable_smells"] = list(disable_smell)
-    if mutators:
-        overrides["mutators"] = [name.strip() for name in mutators.split(",") if name.strip()]
-    if disable_mutator:
-        overrides["disable_mutators"] = list(disable_mutator)
-    if shard is not None:
-        from auditor.engine.selection import Shard
-
-        parsed = Shard.parse(shard)
-        overrides["shard"] = f"{parsed.index}/{parsed.total}"
-    if time_budget is not None:
-        overrides["time_budget"] = time_budget
-    plain = {
-        "mutation_from": mutation_from,
-        "type_check": type_check,
-        "test_timeout": timeout,
-        "sandbox": sandbox,
-        "mutation": mutation,
-        "probes": probes,
-        "probe_examples": probe_examples,
-        "jobs": jobs,
-        "module_level": module_level,
-        "mutate_data": mutate_data,
-        "copy_path": copy_path,
-        "verify_sample": verify_sample,
-        "all_killers": all_killers,
-        "executor": executor,
-        "scheduler": scheduler,
-        "diff": diff_ref,
-        "sample": sample,
-        "sample_seed": sample_seed,
-    }
-    overrides.update({key: value for key, value in plain.items() if value is not None})
-    thresholds = {
-        "gate_on": gate_on,
-        "min_line_coverage": min_line_coverage,
-        "min_branch_coverage": min_branch_coverage,
-        "max_failing_tests": max_failing_tests,
-        "min_mutation_score": min_mutation_score,
-        "min_covered_score": min_covered_score,
-        "min_assertion_kill_share": min_assertion_kill_share,
-        "max_surviving": max_surviving,
-        "max_pseudo_tested": max_pseudo_tested,
-        "max_accepted_percent": max_accepted_percent,
-        "max_unhandled_crashes": max_unhandled_crashes,
-    }
-    gate.update({key: value for key, value in thresholds.items() if value is not None})
-    if max_smells:
-        gate["max_smells"] = _parse_max_smells(max_smells)
-    if baseline_report is not None:
-        gate["baseline_report"] = str((cwd / baseline_report).resolve())
-    if gate:
-        overrides["gate"] = gate
-    escalation = {
-        "enabled": True if require_escalation or apply else escalate,
-        "deep_model": deep_model,
-        "base_url": base_url,
-        "hardened_dir": hardened_dir,
-        "apply": apply,
-        "require": require_escalation,
-    }
-    escalation = {key: value for key, value in escalation.items() if value is not None}
-    if escalation:
-        overrides["escalation"] = escalation
-
+    overrides = overrides_from_flags(flags, cwd)
     config, root, settings_from = resolve_config(
         list(tests), overrides, cwd, Path(config_file).resolve() if config_file else None
     )

@@ -166,10 +166,14 @@ def test_unknown_config_key_exits_2_naming_it(project_copy):
     assert "Traceback" not in result.stderr
 
 
-def test_bad_flag_exits_2(tmp_path):
+def test_bad_flag_exits_2_naming_the_flag(tmp_path):
+    (tmp_path / "tests").mkdir()
     result = run_audit("tests", "--max-smells", "huge=1", cwd=tmp_path)
     assert result.returncode == 2
-    assert "--max-smells expects SEVERITY=N" in result.stderr
+    assert result.stderr == (
+        "audit: config: command line: bad value for --max-smells: expects SEVERITY=N with "
+        "high, medium or low; got 'huge=1'\n"
+    )
 
 
 def test_missing_test_folder_exits_2(tmp_path):

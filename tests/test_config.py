@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.config import AuditConfig, load_config
+from auditor.config import AuditConfig, flagged_keys, load_config, overrides_from_flags
 from auditor.errors import ConfigError
 
 
@@ -51,8 +51,8 @@ def test_bad_value_is_an_error_naming_the_key(tmp_path):
         load_config(path, {})
 
 
-def test_bad_flag_value_is_reported_as_command_line(tmp_path):
-    with pytest.raises(ConfigError, match="command line: bad value for 'test_timeout'"):
+def test_a_bad_flag_value_is_reported_as_the_command_lines_flag(tmp_path):
+    with pytest.raises(ConfigError, match="command line: bad value for --timeout: "):
         load_config(None, {"test_timeout": -1})
 
 
@@ -91,3 +91,61 @@ def test_a_bad_duration_names_the_key_and_the_forms_it_takes(tmp_path):
         "[tool.audit]: bad value for 'time_budget': expects a duration such as 90s, 5m or "
         "1h; got 'soon'"
     )
+
+
+def _parsed_flags(*args: str) -> dict:
+    """What `audit run ARGS` hands the config, parsed by the real command line parser."""
+    from auditor.cli import run
+
+    with run.make_context("run", list(args)) as context:
+        return overrides_from_flags(context.params, Path("/work"))
+
+
+@pytest.mark.parametrize(
+    ("flags", "toml"),
+    [
+        (["--timeout", "2m"], 'test_timeout = "2m"'),
+        (["--mutators", "arithmetic,comparison"], 'mutators = ["arithmetic", "comparison"]'),
+        (
+            ["--mutators", "arithmetic", "--mutators", "comparison"],
+            'mutators = "arithmetic,comparison"',
+        ),
+        (["--shard", "02/8"], 'shard = "2/8"'),
+        (["--no-probes", "-j", "3"], "probes = false\njobs = 3"),
+        (
+            ["--max-smells", "high=0", "--max-smells", "low=9"],
+            "gate.max_smells = {high = 0, low = 9}",
+        ),
+        (["--min-mutation-score", "72.5"], "gate.min_mutation_score = 72.5"),
+        (["--deep-model", "m", "--escalate"], 'escalation = {deep_model = "m", enabled = true}'),
+    ],
+)
+def test_a_flag_and_its_pyproject_key_give_the_same_config(tmp_path, flags, toml):
+    path = write_pyproject(tmp_path, f"[tool.audit]\n{toml}\n")
+    assert load_config(None, _parsed_flags(*flags)) == load_config(path, {})
+
+
+def test_flags_not_given_override_nothing():
+    assert _parsed_flags() == {}
+
+
+def test_a_path_flag_is_relative_to_the_current_folder():
+    overrides = _parsed_flags("--allow-write", "out", "--baseline", "old.json")
+    assert overrides["allow_write"] == ["/work/out"]
+    assert overrides["gate"]["baseline_report"] == "/work/old.json"
+
+
+@pytest.mark.parametrize("flag", ["--apply", "--require-escalation"])
+def test_applying_or_requiring_hardened_tests_turns_escalation_on(flag):
+    assert _parsed_flags(flag, "--no-escalate")["escalation"]["enabled"] is True
+
+
+def test_a_bad_shard_names_its_flag_and_the_form_it_takes():
+    with pytest.raises(ConfigError, match=r"bad value for --shard: expects K/N with 1 <= K <= N"):
+        load_config(None, _parsed_flags("--shard", "9/8"))
+
+
+def test_no_two_keys_share_a_flag_and_every_flag_has_help():
+    keys = list(flagged_keys())
+    assert len({flagged.flag.name for flagged in keys}) == len(keys)
+    assert all(flagged.flag.help for flagged in keys)
