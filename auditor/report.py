@@ -46,7 +46,7 @@ TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashe
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
 class ToolInfo(_Model):
@@ -91,12 +91,17 @@ class BlockedAction(_Model):
 class TestResult(_Model):
     __test__ = False  # not a pytest test class, despite the name
     nodeid: str
+    """pytest's id of the test."""
     file: str
+    """Its file, relative to the project root."""
     outcome: TestOutcome
+    """How it ended on the original code."""
     duration: float
+    """Seconds for its setup, call and teardown."""
     message: str = ""
     """Why it did not pass: the last line of the failure, the timeout, the crash."""
     blocked: list[BlockedAction] = Field(default_factory=list)
+    """Actions the guard refused while it ran."""
     flaky: str = ""
     """Why the test is flaky or order-dependent (it passed here, then did not when the
     passing tests ran again in another order); '' when it is not. Flaky tests select
@@ -117,6 +122,7 @@ class TestResult(_Model):
     a sitecustomize on their PYTHONPATH); mutants there are served to those subprocesses
     by the same sitecustomize."""
     arcs: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
+    """Source file -> branches (line pairs) this test took in process."""
 
 
 class CollectionError(_Model):
@@ -226,18 +232,30 @@ class Mutant(_Model):
     """`file::function::operator@line:col#ordinal`, lines relative to the function's `def`:
     stable across edits elsewhere in the file."""
     file: str
+    """The source file, relative to the project root."""
     function: str
+    """The qualified name of the function it is in, or `<module>`."""
     operator: str
+    """The mutator that made it (`comparison.lt_to_le`)."""
     family: str
+    """The mutator's family (`comparison`), what `--mutators` selects."""
     line: int
+    """The line where the change starts."""
     col: int
     end_line: int
+    """The line where the change ends."""
     original: str
+    """The source text replaced."""
     replacement: str
+    """The text put in its place."""
     description: str
+    """The change in words."""
     diff: str
+    """A unified diff of the lines it changes."""
     status: MutantStatus
+    """The verdict, in Stryker's vocabulary."""
     status_reason: str = ""
+    """Why a mutant is not Killed or Survived (the compile or runtime error, what was ignored)."""
     path: Literal["swap", "module", "subprocess", "copy", "none", "imported"]
     """How it ran: `swap` replaced the function's code object in a forked child; `module`
     re-executed the mutated module there; `subprocess`: only Python subprocesses of the
@@ -247,10 +265,12 @@ class Mutant(_Model):
     ran on a temporary copy of the project with the mutated file; `none` did not run
     (no coverage, ignored); `imported`: the verdict is mutmut's (`audit import mutmut`)."""
     covered_by: list[str] = Field(default_factory=list)
+    """The reliable tests that run its line: those that were run on it."""
     accepted: str = ""
     """Why a survivor needs no test (`# audit: accept[...]` or `.audit/accepted.toml`):
     it is then `Ignored`, out of the scores."""
     killed_by: list[str] = Field(default_factory=list)
+    """The test that detected it first (all of them with `--all-killers`)."""
     kill_kind: Literal["assertion", "error", "crash", "timeout", ""] = ""
     """How the killing test failed: a check (assert, raises, fail) failed, another
     exception escaped, the test process died, or it ran past the timeout (status
@@ -260,7 +280,9 @@ class Mutant(_Model):
     check: the first only, unless the run had `--all-killers` (then `killed_by` names
     them all, as Stryker's does)."""
     duration: float = 0.0
+    """Seconds its tests took."""
     cached: bool = False
+    """The verdict came from the result cache of an earlier run (same code, same tests)."""
 
 
 class StatusCounts(_Model):
@@ -723,23 +745,37 @@ class TrendPoint(_Model):
 
 class Report(_Model):
     schema_version: int = SCHEMA_VERSION
+    """The version of this layout; it changes whenever a field is added, renamed or goes."""
     status: Literal["complete", "incomplete"]
+    """`incomplete` when the run was interrupted or its time budget cut a stage."""
     tool: ToolInfo
+    """The versions that produced the report."""
     project: ProjectInfo
+    """What discovery found: the root, the pytest configuration, tests and code under test."""
     config: dict[str, Any]
+    """The effective configuration ([configuration.md](configuration.md))."""
     timings: dict[str, float]
+    """Seconds per stage, in run order."""
     sandbox: SandboxInfo = Field(default_factory=lambda: SandboxInfo(level="guard", reason=""))
+    """What contained the test processes."""
     baseline: BaselineSection
+    """The suite on the original code, with per-test coverage."""
     coverage: CoverageSection
+    """Line and branch coverage of the code under test."""
     smells: SmellsSection
+    """The static checks of the test files."""
     sources: dict[str, str] = Field(default_factory=dict)
     """Relative path -> text of each file under test."""
     mutation: MutationSection | None = None
+    """Mutation testing; null with `--no-mutation`."""
     probes: ProbesSection | None = None
+    """Property-based probes and witnesses; null with `--no-probes`."""
     escalation: EscalationSection | None = None
+    """Hardening by the deep model or offline; null without `--escalate`."""
     provenance: ProvenanceSection | None = None
     """Which generator wrote each test file, and a scorecard per generator."""
     gate: GateSection
+    """The verdict and every condition checked."""
     cut_by_budget: list[str] = Field(default_factory=list)
     """The stages the time budget stopped before they finished, in run order."""
     trend: list[TrendPoint] = Field(default_factory=list)
