@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import fnmatch
 import os
 import re
 import sys
 from collections.abc import Sequence
 from types import CodeType, FrameType
 from typing import Any
+
+from coverage.files import GlobMatcher
 
 MAX_CALLS = 12
 """Distinct argument tuples kept per function."""
@@ -122,7 +123,7 @@ class CallRecorder:
         real = [os.path.realpath(d).rstrip(os.sep) + os.sep for d in source_dirs]
         self._roots = tuple(sorted({*given, *real}))
         self._cwd = os.getcwd().rstrip(os.sep) + os.sep
-        self._omit = tuple(omit)
+        self._omit = GlobMatcher(omit, "omit")  # coverage's rule, so both skip the same files
         self._wanted: dict[str, str | None] = {}
         self.calls: dict[tuple[str, str], list[dict[str, list[str]]]] = {}
         self._seen: set[tuple[CodeType, str]] = set()
@@ -141,9 +142,7 @@ class CallRecorder:
         resolved once the tests are over, in `observations`)."""
         if filename not in self._wanted:
             absolute = filename if filename.startswith(os.sep) else self._cwd + filename
-            wanted = absolute.startswith(self._roots) and not any(
-                fnmatch.fnmatchcase(absolute, pattern) for pattern in self._omit
-            )
+            wanted = absolute.startswith(self._roots) and not self._omit.match(absolute)
             self._wanted[filename] = absolute if wanted else None
         return self._wanted[filename]
 

@@ -53,6 +53,24 @@ def test_test_code_among_the_sources_is_not_recorded(sources):
     assert _record(recorder, lambda: helper(1)) == []
 
 
+def test_code_in_a_folder_named_like_a_test_is_still_recorded(tmp_path, monkeypatch):
+    package = tmp_path / "test_projects" / "src" / "shipping"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "rates.py").write_text("def rate(weight):\n    return weight\n")
+    monkeypatch.syspath_prepend(str(package.parent))
+    monkeypatch.delitem(sys.modules, "shipping", raising=False)
+    from shipping.rates import rate
+
+    try:
+        recorder = CallRecorder([str(package)], omit=["*/test_*.py", "*/conftest.py"])
+        observed = _record(recorder, lambda: rate(2))
+    finally:
+        sys.modules.pop("shipping.rates", None)
+        sys.modules.pop("shipping", None)
+    assert [entry["qualname"] for entry in observed] == ["rate"]
+
+
 def test_a_test_that_patches_os_path_sees_only_its_own_calls(sources):
     from unittest import mock
 
