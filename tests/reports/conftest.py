@@ -3,7 +3,8 @@ import shutil
 import pytest
 
 from auditor.report import Report
-from tests.conftest import copy_fixture, run_audit, shared_between_workers
+from reports.outputs import write_outputs
+from tests.reports.stored_report import STORED
 
 OUTPUTS = {
     "html": "report.html",
@@ -15,34 +16,17 @@ OUTPUTS = {
 
 
 @pytest.fixture(scope="session")
-def rendered(tmp_path_factory):
-    """One real audit of the markup fixture writing every output (once for all xdist
-    workers): {"root": project copy, "json": report path, format name: output path}."""
-    with shared_between_workers(tmp_path_factory, "markup") as base:
-        root, out = base / "markup", base / "out"
-        if not (out / "report.json").exists():
-            _render_every_output(root, out)
-    paths = {name: out / file for name, file in OUTPUTS.items()}
-    return {"root": root, "json": out / "report.json", **paths}
-
-
-def _render_every_output(root, out) -> None:
-    shutil.rmtree(root, ignore_errors=True)
-    copy_fixture("markup", root)
-    flags = [arg for name, file in OUTPUTS.items() for arg in (f"--{name}", str(out / file))]
-    result = run_audit(
-        "tests",
-        "-q",
-        "--json",
-        str(out / "report.json"),
-        "--min-mutation-score",
-        "80",
-        *flags,
-        cwd=root,
-    )
-    assert result.returncode == 1, result.stderr  # the gate fails: the suite is shallow
+def report() -> Report:
+    """The stored report of a real audit of the markup fixture (tests/reports/stored_report.py)."""
+    return Report.read(STORED)
 
 
 @pytest.fixture(scope="session")
-def report(rendered) -> Report:
-    return Report.read(rendered["json"])
+def rendered(report, tmp_path_factory):
+    """Every output rendered from the stored report: {"json": the report's path, format
+    name: output path}."""
+    out = tmp_path_factory.mktemp("rendered")
+    shutil.copyfile(STORED, out / "report.json")
+    paths = {name: out / file for name, file in OUTPUTS.items()}
+    write_outputs(report, paths, None)
+    return {"json": out / "report.json", **paths}

@@ -4,11 +4,8 @@ import json
 from xml.etree import ElementTree
 
 import jsonschema
-import pytest
 
 from tests.schemas import SARIF, STRYKER, published_schema
-
-pytestmark = pytest.mark.slow
 
 
 def test_stryker_json_validates_against_the_mutation_testing_report_schema(rendered):

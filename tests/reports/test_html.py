@@ -3,28 +3,23 @@
 import re
 from html import escape
 
-import pytest
-
 from tests.conftest import run_audit
 
 XSS = "<script>alert(1)</script>"
 
 
-@pytest.mark.slow
 def test_html_loads_nothing_from_the_network(rendered):
     html = rendered["html"].read_text()
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
     assert "@import" not in html
 
 
-@pytest.mark.slow
 def test_user_text_is_escaped_everywhere(rendered):
     html = rendered["html"].read_text()
     assert XSS not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
-@pytest.mark.slow
 def test_rerendering_a_saved_report_gives_identical_bytes(rendered, tmp_path):
     again = tmp_path / "again.html"
     result = run_audit("report", str(rendered["json"]), "--html", str(again), cwd=tmp_path)
@@ -32,7 +27,6 @@ def test_rerendering_a_saved_report_gives_identical_bytes(rendered, tmp_path):
     assert again.read_bytes() == rendered["html"].read_bytes()
 
 
-@pytest.mark.slow
 def test_every_output_rerenders_identically(rendered, tmp_path):
     flags = []
     for name in ("markdown", "sarif", "stryker", "junit"):
@@ -42,7 +36,6 @@ def test_every_output_rerenders_identically(rendered, tmp_path):
         assert (tmp_path / name).read_bytes() == rendered[name].read_bytes(), name
 
 
-@pytest.mark.slow
 def test_compare_shows_the_change_since_a_previous_report(rendered, report, tmp_path):
     previous = report.model_copy(deep=True)
     previous.coverage.totals.line_percent = report.coverage.totals.line_percent - 10
@@ -67,7 +60,6 @@ def test_a_file_that_is_not_a_report_is_a_one_line_error(tmp_path):
     assert not (tmp_path / "x.html").exists()
 
 
-@pytest.mark.slow
 def test_an_unwritable_output_path_is_a_one_line_error(rendered, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -78,7 +70,6 @@ def test_an_unwritable_output_path_is_a_one_line_error(rendered, tmp_path):
     assert result.stderr.startswith("audit: report: cannot write ")
 
 
-@pytest.mark.slow
 def test_survivor_cards_show_their_witness_and_checked_test(rendered, report):
     html = rendered["html"].read_text()
     found = [w for w in report.probes.witnesses if w.status == "found" and w.test]
@@ -90,7 +81,6 @@ def test_survivor_cards_show_their_witness_and_checked_test(rendered, report):
     assert "def " + found[0].test.split("def ", 1)[1].split("(", 1)[0] in html
 
 
-@pytest.mark.slow
 def test_probe_findings_are_listed_in_their_own_section(rendered, report):
     html = rendered["html"].read_text()
     section = html.split('<section id="probes">', 1)[1].split("</section>", 1)[0]
@@ -99,7 +89,6 @@ def test_probe_findings_are_listed_in_their_own_section(rendered, report):
     assert 'data-key="probes"' in html
 
 
-@pytest.mark.slow
 def test_survivors_are_grouped_by_function_the_largest_group_first(rendered, report):
     from reports.summary import survivor_groups
 
