@@ -7,8 +7,10 @@ so that the baseline run sees the same configuration the user's `pytest` does.
 from __future__ import annotations
 
 import configparser
+import fnmatch
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,7 +51,39 @@ _TEST_FRAMEWORK_IMPORT = re.compile(
     r"^\s*(?:import|from)\s+(?:pytest|_pytest|unittest|hypothesis|mock)\b", re.MULTILINE
 )
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-_TEST_FILE_PATTERNS = ("*/test_*.py", "*/*_test.py", "*/conftest.py")
+PYTEST_TEST_FILES = ("test_*.py", "*_test.py")
+"""pytest's default `python_files`."""
+
+
+def test_file_patterns(ini_options: dict[str, str]) -> tuple[str, ...]:
+    """Which files are tests: the project's pytest `python_files`, else pytest's default.
+    The one rule discovery, coverage, the argument recorder and `audit smells` follow."""
+    return tuple(_split_list(ini_options.get("python_files", ""))) or PYTEST_TEST_FILES
+
+
+def is_test_file(path: Path, patterns: Sequence[str]) -> bool:
+    """pytest matches a `python_files` pattern against the file's name."""
+    return any(fnmatch.fnmatchcase(path.name, pattern) for pattern in patterns)
+
+
+def relative(path: str | Path, root: Path) -> str:
+    """A path as the report writes it: relative to `root` with forward slashes, or as
+    given when it lies outside."""
+    try:
+        return Path(path).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+def module_name(path: Path, source_roots: Sequence[Path]) -> str:
+    """The dotted name `path` imports under from the first source root that holds it."""
+    for root in source_roots:
+        if root in path.parents:
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            return ".".join(parts)
+    return path.stem
 
 
 @dataclass(frozen=True)
@@ -73,6 +107,19 @@ class Project:
     folders looked at."""
     left_out: tuple[tuple[Path, str], ...] = ()
     """Packages next to the code under test that are not, and why."""
+    test_file_patterns: tuple[str, ...] = PYTEST_TEST_FILES
+    """pytest's `python_files` for this project (`test_file_patterns`)."""
+
+    def is_test_file(self, path: Path) -> bool:
+        return is_test_file(path, self.test_file_patterns)
+
+    def relative(self, path: str | Path) -> str:
+        """`path` relative to the project root, as the report writes it."""
+        return relative(path, self.root)
+
+    def module_name(self, path: Path) -> str:
+        """The dotted name a file of the code under test imports under."""
+        return module_name(path, self.source_roots)
 
     @property
     def collect_paths(self) -> tuple[Path, ...]:
@@ -99,7 +146,8 @@ class Project:
             if any(source in path.parents for source in self.source_paths)
         ]
         folders = [str(path / "*") if path.is_dir() else str(path) for path in inside]
-        return (*folders, *_TEST_FILE_PATTERNS)
+        files = [f"*/{pattern}" for pattern in (*self.test_file_patterns, "conftest.py")]
+        return (*folders, *files)
 
     @property
     def source_package_names(self) -> tuple[str, ...]:
@@ -154,14 +202,12 @@ def find_rootdir(start: Path) -> tuple[Path, Path | None, dict[str, str]]:
     return start, None, {}
 
 
-def _is_test_module(path: Path) -> bool:
-    return path.name.startswith("test_") or path.stem.endswith("_test")
-
-
-def _has_code_besides_tests(package: Path, test_paths: tuple[Path, ...]) -> bool:
+def _has_code_besides_tests(
+    package: Path, test_paths: tuple[Path, ...], patterns: Sequence[str]
+) -> bool:
     """Whether a package that holds tests (`pkg/tests/`) has modules of its own."""
     return any(
-        not _is_test_module(file)
+        not is_test_file(file, patterns)
         and file.name != "conftest.py"
         and not (file.name == "__init__.py" and file.stat().st_size == 0)
         and not any(test == file or test in file.parents for test in test_paths)
@@ -169,7 +215,9 @@ def _has_code_besides_tests(package: Path, test_paths: tuple[Path, ...]) -> bool
     )
 
 
-def _source_candidates(base: Path, test_paths: tuple[Path, ...]) -> list[Path]:
+def _source_candidates(
+    base: Path, test_paths: tuple[Path, ...], patterns: Sequence[str]
+) -> list[Path]:
     found = []
     for child in sorted(base.iterdir()):
         if child.name.startswith((".", "_")) or child.name in _NOT_SOURCE_DIRS:
@@ -178,13 +226,15 @@ def _source_candidates(base: Path, test_paths: tuple[Path, ...]) -> list[Path]:
             child.is_file()
             and child.suffix == ".py"
             and child.name not in _NOT_SOURCE_MODULES
-            and not _is_test_module(child)
+            and not is_test_file(child, patterns)
         ):
             found.append(child)
-    return _not_tests(found, test_paths)
+    return _not_tests(found, test_paths, patterns)
 
 
-def _not_tests(paths: list[Path], test_paths: tuple[Path, ...]) -> list[Path]:
+def _not_tests(
+    paths: list[Path], test_paths: tuple[Path, ...], patterns: Sequence[str]
+) -> list[Path]:
     """The paths that are not the tests, nor packages holding only tests."""
     return [
         path
@@ -192,12 +242,12 @@ def _not_tests(paths: list[Path], test_paths: tuple[Path, ...]) -> list[Path]:
         if not any(path == test for test in test_paths)
         and not (
             any(path in test.parents for test in test_paths)
-            and not _has_code_besides_tests(path, test_paths)
+            and not _has_code_besides_tests(path, test_paths, patterns)
         )
     ]
 
 
-def _is_test_helper(package: Path, test_paths: tuple[Path, ...]) -> bool:
+def _is_test_helper(package: Path, test_paths: tuple[Path, ...], patterns: Sequence[str]) -> bool:
     """A package beside the code whose every module with code (the tests it may hold
     aside) imports a test framework: helpers the tests use (`testers/`), not code the
     project ships. One module importing pytest (a plugin a library ships) is not enough."""
@@ -206,7 +256,7 @@ def _is_test_helper(package: Path, test_paths: tuple[Path, ...]) -> bool:
     texts = [
         file.read_text(encoding="utf-8", errors="replace")
         for file in _python_files(package)
-        if not _is_test_module(file)
+        if not is_test_file(file, patterns)
         and file.name != "conftest.py"
         and not any(test == file or test in file.parents for test in test_paths)
     ]
@@ -215,20 +265,20 @@ def _is_test_helper(package: Path, test_paths: tuple[Path, ...]) -> bool:
 
 
 def _code_under_test(
-    root: Path, tests: tuple[Path, ...]
+    root: Path, tests: tuple[Path, ...], patterns: Sequence[str]
 ) -> tuple[list[Path], str, list[tuple[Path, str]]]:
     """The packages and modules under test, why, and what was left out and why: what the
     packaging metadata ships, else the packages and modules in src/ or the root."""
     distributed = distributed_code(root)
     if distributed is not None:
-        chosen = _not_tests(list(distributed.paths), tests)
+        chosen = _not_tests(list(distributed.paths), tests, patterns)
         if chosen:
             return chosen, f"shipped by the packaging metadata: {distributed.reason}", []
     base = root / "src" if (root / "src").is_dir() else root
     place = "src/" if base != root else "the project root"
     reason = f"no packaging metadata names the packages: the packages and modules in {place}"
-    candidates = _source_candidates(base, tests)
-    helpers = [path for path in candidates if _is_test_helper(path, tests)]
+    candidates = _source_candidates(base, tests, patterns)
+    helpers = [path for path in candidates if _is_test_helper(path, tests, patterns)]
     left_out = [(path, "imports a test framework: a helper of the tests") for path in helpers]
     left_out += [
         (base / name, "a build, task or documentation script")
@@ -300,13 +350,14 @@ def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> 
     anchor = tests[0] if tests[0].is_dir() else tests[0].parent
     root, inifile, ini_options = find_rootdir(anchor)
     pyproject = root / "pyproject.toml"
+    patterns = test_file_patterns(ini_options)
 
     left_out: list[tuple[Path, str]] = []
     if src:
         source_paths = _resolve_src(root, src)
         reason = "named by --src, [tool.audit] src or mutmut's paths_to_mutate"
     else:
-        source_paths, reason, left_out = _code_under_test(root, tests)
+        source_paths, reason, left_out = _code_under_test(root, tests, patterns)
     if not source_paths:
         raise DiscoveryError(
             f"no code under test found in {root} (looked for packages in src/ and the "
@@ -316,7 +367,7 @@ def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> 
     _refuse_a_module_named_like_ours(root, source_roots)
 
     test_files = sorted(
-        {file for path in tests for file in _python_files(path) if _is_test_module(file)}
+        {file for path in tests for file in _python_files(path) if is_test_file(file, patterns)}
     )
     conftests = {file for path in tests for file in _python_files(path)}
     conftests = {file for file in conftests if file.name == "conftest.py"}
@@ -330,7 +381,7 @@ def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> 
             file
             for path in source_paths
             for file in _python_files(path)
-            if not _is_test_module(file)
+            if not is_test_file(file, patterns)
             and file.name != "conftest.py"
             and not any(test == file or test in file.parents for test in tests)
         }
@@ -348,4 +399,5 @@ def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> 
         source_files=tuple(source_files),
         scope_reason=reason,
         left_out=tuple(left_out),
+        test_file_patterns=patterns,
     )

@@ -16,7 +16,6 @@ from typing import Any
 
 from auditor import __version__, mutmut_config
 from auditor.audit_folder import audit_folder
-from auditor.baseline.coverage_data import relative
 from auditor.baseline.stage import run_baseline
 from auditor.config import AuditConfig, load_config, read_pyproject_section
 from auditor.discovery import Project, discover, find_rootdir
@@ -58,11 +57,11 @@ def tool_info() -> ToolInfo:
 
 def _project_info(project: Project) -> ProjectInfo:
     def rel(paths: tuple[Path, ...]) -> list[str]:
-        return sorted(relative(str(path), project.root) for path in paths)
+        return sorted(project.relative(path) for path in paths)
 
     return ProjectInfo(
         root=str(project.root),
-        inifile=relative(str(project.inifile), project.root) if project.inifile else None,
+        inifile=project.relative(project.inifile) if project.inifile else None,
         ini_options=dict(sorted(project.ini_options.items())),
         test_paths=rel(project.test_paths),
         test_files=rel(project.test_files),
@@ -71,8 +70,7 @@ def _project_info(project: Project) -> ProjectInfo:
         source_files=rel(project.source_files),
         scope_reason=project.scope_reason,
         left_out=[
-            LeftOut(path=relative(str(path), project.root), reason=reason)
-            for path, reason in project.left_out
+            LeftOut(path=project.relative(path), reason=reason) for path, reason in project.left_out
         ],
     )
 
@@ -219,7 +217,7 @@ def run_audit(
             # A flag arrives absolute; a config value is relative to the project root.
             path = project.root / config.gate.baseline_report
             previous = read_report(path, "baseline report")
-        tests = [relative(str(file), project.root) for file in project.test_files]
+        tests = [project.relative(file) for file in project.test_files]
         origins = provenance(project.root, tests, config.generators, baseline, smells, mutation)
         gate = evaluate(
             config.gate, baseline, coverage, smells, mutation, previous, probes, origins
@@ -284,7 +282,7 @@ def _sources(project: Project) -> dict[str, str]:
     sources = {}
     for path in project.source_files:
         try:
-            sources[relative(str(path), project.root)] = path.read_text(encoding="utf-8")
+            sources[project.relative(path)] = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
     return dict(sorted(sources.items()))

@@ -12,7 +12,6 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-from auditor.baseline.coverage_data import relative
 from auditor.discovery import Project
 
 
@@ -25,7 +24,7 @@ def targeted_files(project: Project) -> tuple[str, ...]:
     for test_file in project.test_files:
         for name, imported in _imports(test_file, modules):
             found |= _resolve(name, imported, modules, seen, exports)
-    return tuple(sorted(relative(str(path), project.root) for path in found))
+    return tuple(sorted(project.relative(path) for path in found))
 
 
 def _module_files(project: Project) -> dict[str, Path]:

@@ -274,6 +274,17 @@ def test_smells_command_names_a_file_it_cannot_read_and_fails(tmp_path):
     assert "internal error" not in result.stderr
 
 
+def test_smells_command_reads_the_files_pytest_would_collect(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\npython_files = check_*.py\n")
+    (tmp_path / "checks").mkdir()
+    for name in ("check_rates.py", "test_helpers.py"):
+        (tmp_path / "checks" / name).write_text("def test_rate():\n    rate(2)\n")
+    result = run_audit("smells", "checks", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "checks/check_rates.py:1: AT001 high" in result.stdout
+    assert "test_helpers.py" not in result.stdout
+
+
 def test_smells_command_passes_a_strong_suite(tmp_path):
     from tests.conftest import FIXTURES
 

@@ -131,3 +131,30 @@ def test_without_metadata_a_docs_config_and_a_package_of_test_helpers_are_left_o
         "testers": "imports a test framework",
         "conf.py": "a build, task or documentation script",
     }
+
+
+def _project_with_python_files(tmp_path: Path) -> Path:
+    (tmp_path / "pytest.ini").write_text("[pytest]\npython_files = check_*.py\n")
+    (tmp_path / "shipping").mkdir()
+    (tmp_path / "shipping" / "__init__.py").write_text("")
+    (tmp_path / "shipping" / "rates.py").write_text("def rate(w):\n    return w\n")
+    (tmp_path / "shipping" / "check_rates.py").write_text("def test_rate():\n    pass\n")
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks" / "check_rates.py").write_text("def test_rate():\n    pass\n")
+    (tmp_path / "checks" / "test_helpers.py").write_text("VALUE = 1\n")
+    return tmp_path
+
+
+def test_the_projects_python_files_say_which_files_are_tests(tmp_path: Path):
+    project = discover(["checks"], [], _project_with_python_files(tmp_path))
+    assert names(project.test_files) == ["check_rates.py"]
+    assert names(project.source_files) == ["__init__.py", "rates.py"]
+    assert "*/check_*.py" in project.test_code
+
+
+def test_a_folder_named_like_a_test_does_not_make_its_files_tests(tmp_path: Path):
+    root = tmp_path / "test_area" / "project"
+    shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns(".audit"))
+    project = discover(["tests_shallow"], [], root)
+    assert "cart.py" in names(project.source_files)
+    assert not any(project.is_test_file(path) for path in project.source_files)

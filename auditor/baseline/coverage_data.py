@@ -19,15 +19,8 @@ from coverage.data import CoverageData
 
 from auditor.baseline.child import measure
 from auditor.baseline.protocol import CONTEXT_PHASES, SUBPROCESS, context_name
+from auditor.discovery import relative
 from auditor.report import CoverageCounts, CoverageSection, FileCoverage, FunctionCoverage
-
-
-def relative(path: str, root: Path) -> str:
-    try:
-        return Path(path).resolve().relative_to(root).as_posix()
-    except ValueError:
-        return Path(path).as_posix()
-
 
 _KNOWN_SCHEMA = 7
 """coverage.py's data schema whose `arc`, `file` and `context` tables `_every_context`

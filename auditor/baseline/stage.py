@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from auditor.baseline.coverage_data import BaselineCoverage, relative
+from auditor.baseline.coverage_data import BaselineCoverage
 from auditor.baseline.runner import BaselineRunner, ChildOutcome
 from auditor.config import AuditConfig
 from auditor.discovery import Project
@@ -52,9 +52,7 @@ def _measure(
 ) -> tuple[BaselineSection, CoverageSection]:
     collection_errors = sorted(
         (
-            CollectionError(
-                file=relative(e["file"], project.root), message=e["message"], line=e["line"]
-            )
+            CollectionError(file=project.relative(e["file"]), message=e["message"], line=e["line"])
             for e in outcome.collection_errors
         ),
         key=lambda error: error.file,
@@ -106,7 +104,7 @@ def _measure(
         flaky=[test.nodeid for test in tests if test.flaky],
         observed=[
             ObservedFunction(
-                file=relative(entry["file"], project.root),
+                file=project.relative(entry["file"]),
                 qualname=entry["qualname"],
                 calls=entry["calls"],
             )
@@ -128,7 +126,7 @@ def _runner(
     """The measured run (no seed), or an outcomes-only rerun in a shuffled order."""
     return BaselineRunner(
         root=project.root,
-        test_paths=[relative(str(path), project.root) for path in project.collect_paths],
+        test_paths=[project.relative(path) for path in project.collect_paths],
         source_dirs=[str(path) for path in project.source_paths],
         source_roots=[str(path) for path in project.source_roots],
         allow_write=config.allow_write,
@@ -200,7 +198,7 @@ def _mark_flaky(tests: list[TestResult], outcome: ChildOutcome, seed: int) -> No
 
 def _raise_unusable(errors: list[CollectionError], outcome: ChildOutcome, project: Project) -> None:
     if outcome.internal_error:
-        where = relative(outcome.last_collected_file, project.root)
+        where = project.relative(outcome.last_collected_file)
         raise SuiteUnusableError(
             f"pytest stopped while collecting {where}: {outcome.internal_error}"
         )
@@ -208,5 +206,5 @@ def _raise_unusable(errors: list[CollectionError], outcome: ChildOutcome, projec
         first = errors[0]
         more = f" (and {len(errors) - 1} more files)" if len(errors) > 1 else ""
         raise SuiteUnusableError(f"cannot collect {first.file}: {first.message}{more}")
-    paths = ", ".join(relative(str(path), project.root) for path in project.test_paths)
+    paths = ", ".join(project.relative(path) for path in project.test_paths)
     raise SuiteUnusableError(f"no tests collected from {paths}")

@@ -14,7 +14,6 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.baseline.coverage_data import relative
 from auditor.baseline.runner import BaselineRunner
 from auditor.config import AuditConfig
 from auditor.discovery import Project
@@ -80,7 +79,7 @@ class CopyPool:
         project, config = self.project, self.config
 
         def inside(paths: tuple[Path, ...]) -> list[str]:
-            return [str(copy / relative(str(path), project.root)) for path in paths]
+            return [str(copy / project.relative(path)) for path in paths]
 
         work = Path(tempfile.mkdtemp(prefix="run-", dir=copy.parent))
         runner = BaselineRunner(
@@ -125,4 +124,4 @@ def run_in_copy(
 
 
 def suite_paths(project: Project) -> list[str]:
-    return [relative(str(path), project.root) for path in project.collect_paths]
+    return [project.relative(path) for path in project.collect_paths]

@@ -30,7 +30,7 @@ import libcst as cst
 
 import mutators
 from auditor import __version__
-from auditor.baseline.coverage_data import relative as relative_to_root
+from auditor.discovery import relative as relative_to_root
 from auditor.engine.compiler import compile_module, find_function, fingerprint
 from auditor.engine.data_tables import find_data_tables
 from auditor.engine.readers import Binding, Consumers, ReadIndex

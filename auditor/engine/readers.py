@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from auditor.baseline.coverage_data import relative as relative_to_root
+from auditor.discovery import relative as relative_to_root
 from auditor.engine.bindings import (
     COMPOUND,
     WORD,

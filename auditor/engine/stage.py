@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from auditor import acceptance
-from auditor.baseline.coverage_data import relative
 from auditor.checks import assertion_evidence
 from auditor.config import AuditConfig
 from auditor.discovery import Project
@@ -50,16 +49,6 @@ from mutators.registry import UnknownFamily, operators
 
 BUDGET_GRACE_SECONDS = 10.0
 """How long mutants already running may finish once the time budget is used up."""
-
-
-def module_name(path: Path, source_roots: tuple[Path, ...]) -> str:
-    for root in source_roots:
-        if root in path.parents:
-            parts = list(path.relative_to(root).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            return ".".join(parts)
-    return path.stem
 
 
 def _shared_digest(project: Project, config: AuditConfig) -> str:
@@ -133,7 +122,7 @@ def _patch(mutant: PlannedMutant, project: Project) -> dict[str, Any]:
         "consumers": [
             [
                 os.path.realpath(project.root / file),
-                module_name(project.root / file, project.source_roots),
+                project.module_name(project.root / file),
                 start,
                 end,
             ]
@@ -259,10 +248,7 @@ def _mutated_files(project: Project, config: AuditConfig) -> list[Path]:
     return [
         path
         for path in project.source_files
-        if not any(
-            fnmatch.fnmatch(relative(str(path), project.root), glob)
-            for glob in config.do_not_mutate
-        )
+        if not any(fnmatch.fnmatch(project.relative(path), glob) for glob in config.do_not_mutate)
     ]
 
 
@@ -271,7 +257,7 @@ def _select_scope(
 ) -> tuple[list[PlannedMutant], Scope]:
     if config.diff:
         changed = selection.changed_lines(project.root, config.diff)
-        tests = {relative(str(path), project.root) for path in project.test_files}
+        tests = {project.relative(path) for path in project.test_files}
         in_scope = selection.touched_by_diff(planned, changed, tests & set(changed))
         scope = Scope(
             kind="diff",
@@ -302,7 +288,7 @@ def _pool(
         return os.path.relpath(os.path.realpath(path), root)
 
     settings = PoolSettings(
-        test_paths=[relative(str(path), project.root) for path in project.collect_paths],
+        test_paths=[project.relative(path) for path in project.collect_paths],
         deselect=[t.nodeid for t in baseline.tests if t.outcome in ("crashed", "timeout")],
         source_files=sorted(inside(path) for path in project.source_files),
         source_roots=[inside(path) for path in project.source_roots],
@@ -423,9 +409,7 @@ def _mutate(
         config.type_check,
         project.root / ".audit" / "mypy-cache",
     )
-    module_names = {
-        str(path): module_name(path, project.source_roots) for path in project.source_files
-    }
+    module_names = {str(path): project.module_name(path) for path in project.source_files}
     results: dict[str, JobResult] = {}
     cached: set[str] = set()
     runnable = [m for m in in_scope if m.runnable]
@@ -534,7 +518,7 @@ def _mutate(
     return MutationSection(
         **scoring.derived_fields(mutants, passing, targeted_files(project), config.all_killers),
         checks=assertion_evidence(
-            mutants, project.root, [relative(str(f), project.root) for f in project.test_files]
+            mutants, project.root, [project.relative(f) for f in project.test_files]
         ),
         cache_hits=len(cached),
         jobs=jobs,

@@ -9,8 +9,7 @@ from pathlib import Path
 
 from auditor.audit_folder import audit_folder
 from auditor.config import load_config
-from auditor.discovery import find_rootdir
-from auditor.engine.stage import module_name
+from auditor.discovery import find_rootdir, module_name
 from auditor.errors import AuditError
 from auditor.escalation import prompts
 from auditor.escalation.hardened import compose

@@ -18,11 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.audit_folder import audit_folder
-from auditor.baseline.coverage_data import relative
 from auditor.config import AuditConfig, EscalationConfig
-from auditor.discovery import Project
+from auditor.discovery import Project, relative
 from auditor.engine import scoring
-from auditor.engine.stage import module_name
 from auditor.escalation import prompts
 from auditor.escalation.hardened import compose, hardened_header
 from auditor.escalation.model import ChatModel, ModelError, Reply, TestProposal
@@ -111,7 +109,7 @@ class _Log:
     def write(self, name: str, text: str) -> str:
         path = self.folder / name
         path.write_text(text, encoding="utf-8")
-        return relative(str(path), self.root)
+        return relative(path, self.root)
 
 
 class Escalation:
@@ -128,7 +126,7 @@ class Escalation:
         self.candidates: list[Candidate] = []
 
     def import_name(self, file: str) -> str:
-        return module_name(self.project.root / file, self.project.source_roots)
+        return self.project.module_name(self.project.root / file)
 
     def _intake(
         self, module: WeakModule, proposals: list[TestProposal], origin: Origin, round_: int
@@ -283,7 +281,7 @@ def run_escalation(
         budget_exhausted=escalation.budget.exhausted,
         hardened_files=hardened,
         applied_files=_apply(project, hardened) if settings.apply else [],
-        log_dir=relative(str(escalation.log.folder), project.root),
+        log_dir=project.relative(escalation.log.folder),
         duration=round(time.perf_counter() - started, 3),
     )
 
@@ -349,9 +347,7 @@ def _finish(
                 before=scoring.scores(mine),
                 after=scoring.scores(now) if measured else None,
                 newly_killed=newly,
-                hardened_file=relative(str(folder / hardened[0]), escalation.project.root)
-                if hardened
-                else "",
+                hardened_file=escalation.project.relative(folder / hardened[0]) if hardened else "",
                 accepted=len(by_module.get(module.file, [])),
             )
         )
@@ -367,5 +363,5 @@ def _apply(project: Project, hardened: list[str]) -> list[str]:
         if target.exists():
             continue
         shutil.copyfile(project.root / name, target)
-        applied.append(relative(str(target), project.root))
+        applied.append(project.relative(target))
     return applied

@@ -18,11 +18,10 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from auditor.baseline.coverage_data import relative
 from auditor.config import AuditConfig
 from auditor.discovery import Project
 from auditor.engine.cache import ResultCache
-from auditor.engine.stage import module_name, planner_for
+from auditor.engine.stage import planner_for
 from auditor.errors import AuditError
 from auditor.hypothesis_storage import storage_folder
 from auditor.isolation import Isolation
@@ -54,8 +53,8 @@ called directly (a private helper, a property, import-time code), observed ones 
 def _targets(project: Project) -> list[Target]:
     found = []
     for path in project.source_files:
-        module = module_name(path, project.source_roots)
-        found += find_targets(path, relative(str(path), project.root), module)
+        module = project.module_name(path)
+        found += find_targets(path, project.relative(path), module)
     return sorted(found, key=lambda target: target.key)
 
 
@@ -136,7 +135,7 @@ def _survivors(
             code = zlib.decompress(planned_mutant.function_code)
             spec.code_b64 = base64.b64encode(code).decode()
         else:
-            spec.module_name = module_name(Path(planned_mutant.abs_path), project.source_roots)
+            spec.module_name = project.module_name(Path(planned_mutant.abs_path))
             spec.module_source = planned_mutant.site.apply(planned_mutant.source)
             spec.rerun_lines = list(planned_mutant.rerun_lines)
         specs.append(spec)

@@ -138,17 +138,19 @@ def smells_section(smells: list[Smell], unparsable: list[CollectionError]) -> Sm
 
 def analyze_paths(paths: list[Path], cwd: Path) -> SmellsSection:
     """The static check alone, as `audit smells` runs it: the test files under `paths`
-    (folders searched for `test*.py`), with the project's config and packages found
-    from the first path; file names in the findings are relative to the project root."""
+    (by pytest's `python_files`, as discovery finds them), with the project's config and
+    packages found from the first path; file names in the findings are relative to the
+    project root."""
     from auditor.config import load_config
-    from auditor.discovery import discover, find_rootdir
+    from auditor.discovery import discover, find_rootdir, is_test_file, test_file_patterns
     from auditor.errors import DiscoveryError
 
     for path in paths:
         if not path.exists():
             raise DiscoveryError(f"test path '{path}' does not exist")
     anchor = paths[0] if paths[0].is_dir() else paths[0].parent
-    root, _, _ = find_rootdir(anchor)
+    root, _, ini_options = find_rootdir(anchor)
+    patterns = test_file_patterns(ini_options)
     pyproject = root / "pyproject.toml"
     config = load_config(pyproject if pyproject.is_file() else None, {})
     try:
@@ -159,8 +161,8 @@ def analyze_paths(paths: list[Path], cwd: Path) -> SmellsSection:
         {
             file
             for path in paths
-            for file in (path.rglob("test*.py") if path.is_dir() else [path])
-            if file.suffix == ".py"
+            for file in (path.rglob("*.py") if path.is_dir() else [path])
+            if file.suffix == ".py" and (path == file or is_test_file(file, patterns))
         }
     )
     return analyze(test_files, root, packages, config.assertion_helpers, config.disable_smells)
