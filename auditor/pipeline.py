@@ -18,6 +18,7 @@ from auditor import __version__, mutmut_config
 from auditor.audit_folder import audit_folder
 from auditor.baseline.stage import run_baseline
 from auditor.config import AuditConfig, load_config, read_pyproject_section
+from auditor.context import RunContext
 from auditor.discovery import Project, discover, find_rootdir
 from auditor.engine.distributed import check_scheduler
 from auditor.engine.early_sites import EarlySites
@@ -25,7 +26,6 @@ from auditor.engine.selection import check_ref
 from auditor.engine.stage import mutation_pool, run_mutation
 from auditor.errors import ConfigError, DiscoveryError
 from auditor.gate import evaluate, require_escalation
-from auditor.isolation import choose
 from auditor.memory import release_freed_memory
 from auditor.mutmut_import import import_mutmut, result_files
 from auditor.probes.stage import run_probes
@@ -144,7 +144,6 @@ def run_audit(
     # it (mutation, probes, escalation) stops when it is used up.
     deadline = time.monotonic() + config.time_budget if config.time_budget else None
 
-    isolation = choose(config.sandbox)
     if config.executor == "dask" and config.mutation:
         if not config.scheduler:
             raise ConfigError("executor 'dask' needs a scheduler address (--scheduler)")
@@ -155,6 +154,7 @@ def run_audit(
     with contextlib.suppress(OSError):  # a read-only project: the cache lives in memory
         audit_folder(project.root)
     _check_before_any_test_runs(project, config)
+    run = RunContext.start(project, config, progress.update, deadline)
 
     mutation = None
     with contextlib.ExitStack() as helpers:
@@ -165,13 +165,13 @@ def run_audit(
         if early_sites is not None:
             helpers.callback(early_sites.stop)
         with clock.stage("baseline") as done:
-            baseline, coverage = run_baseline(project, config, progress.update, deadline)
+            baseline, coverage = run_baseline(run)
             done(f"{baseline.passed} passed, {baseline.excluded} excluded")
 
         # The mutation runners collect the tests on the other cores during the smells.
         pool = None
         if running:
-            pool = helpers.enter_context(mutation_pool(project, config, baseline))
+            pool = helpers.enter_context(mutation_pool(run, baseline))
         with clock.stage("smells", total=len(project.test_files)) as done:
             smells = analyze(
                 project.test_files,
@@ -190,9 +190,7 @@ def run_audit(
                 else:
                     if early_sites is not None:
                         early_sites.wait()
-                    mutation = run_mutation(
-                        project, config, baseline, progress.update, pool=pool, deadline=deadline
-                    )
+                    mutation = run_mutation(run, baseline, pool=pool)
                 smells = with_mutation_evidence(
                     smells, mutation, project.root, config.disable_smells
                 )
@@ -204,9 +202,7 @@ def run_audit(
     probes = None
     if config.probes:
         with clock.stage("probe") as done:
-            probes = run_probes(
-                project, config, baseline, mutation, isolation, progress.update, deadline
-            )
+            probes = run_probes(run, baseline, mutation)
             found = sum(n for kind, n in probes.counts.items() if not kind.startswith("witness"))
             witnesses = probes.counts.get("witness found", 0)
             done(f"{found} findings, {witnesses} witnesses", probes.stopped_by_budget)
@@ -238,9 +234,9 @@ def run_audit(
         config=config.model_dump(mode="json"),
         timings=clock.timings,
         sandbox=SandboxInfo(
-            level=isolation.level,
-            reason=isolation.reason,
-            processes_bounded=isolation.processes_bounded,
+            level=run.isolation.level,
+            reason=run.isolation.reason,
+            processes_bounded=run.isolation.processes_bounded,
         ),
         baseline=baseline,
         coverage=coverage,
@@ -259,9 +255,7 @@ def run_audit(
         # The gate judges the suite as the user has it; hardened tests are a proposal.
         try:
             with clock.stage("escalate") as done:
-                report.escalation = run_escalation(
-                    project, config, report, progress.update, deadline
-                )
+                report.escalation = run_escalation(run, report)
                 accepted = sum(module.accepted for module in report.escalation.modules)
                 done(f"{accepted} tests accepted ({report.escalation.mode})")
             if report.escalation.budget_exhausted == TIME_BUDGET_USED_UP:

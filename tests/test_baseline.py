@@ -9,12 +9,13 @@ import pytest
 
 from auditor.baseline.stage import run_baseline
 from auditor.config import AuditConfig
+from auditor.context import RunContext
 from auditor.discovery import discover
 
 
 def baseline_of(root: Path, tests: str, **config):
     project = discover([tests], [], root)
-    return run_baseline(project, AuditConfig(**config), lambda done, total: None)
+    return run_baseline(RunContext.start(project, AuditConfig(**config)))
 
 
 @pytest.fixture(scope="module")

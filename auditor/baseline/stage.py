@@ -10,11 +10,9 @@ from pathlib import Path
 
 from auditor.baseline.coverage_data import BaselineCoverage
 from auditor.baseline.runner import BaselineRunner, ChildOutcome
-from auditor.config import AuditConfig
+from auditor.context import RunContext
 from auditor.discovery import Project
 from auditor.errors import AuditError, SuiteUnusableError
-from auditor.isolation import choose
-from auditor.progress import Progress
 from auditor.report import (
     BaselineSection,
     BlockedAction,
@@ -32,24 +30,23 @@ def _file_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-def run_baseline(
-    project: Project, config: AuditConfig, progress: Progress, deadline: float | None = None
-) -> tuple[BaselineSection, CoverageSection]:
+def run_baseline(run: RunContext) -> tuple[BaselineSection, CoverageSection]:
     """The measured run, and the flaky reruns alongside it on the other cores (each is a
-    single process; they share nothing but the read-only project). Past the `deadline`
-    (the time budget) a run that crashed or hung is not started again: the measured run
-    then stops the audit, a rerun is left out."""
+    single process; they share nothing but the read-only project). Past the run's
+    deadline (the time budget) a run that crashed or hung is not started again: the
+    measured run then stops the audit, a rerun is left out."""
     with (
         tempfile.TemporaryDirectory(prefix="audit-baseline-") as scratch,
-        _Reruns(project, config, Path(scratch), deadline) as reruns,
+        _Reruns(run, Path(scratch)) as reruns,
     ):
-        measured = _runner(project, config, Path(scratch) / "measured", deadline=deadline)
-        return _measure(project, config, measured.run(progress), reruns)
+        measured = _runner(run, Path(scratch) / "measured")
+        return _measure(run, measured.run(run.progress), reruns)
 
 
 def _measure(
-    project: Project, config: AuditConfig, outcome: ChildOutcome, reruns: _Reruns
+    run: RunContext, outcome: ChildOutcome, reruns: _Reruns
 ) -> tuple[BaselineSection, CoverageSection]:
+    project = run.project
     collection_errors = sorted(
         (
             CollectionError(file=project.relative(e["file"]), message=e["message"], line=e["line"])
@@ -61,7 +58,7 @@ def _measure(
     if not raw_results:
         _raise_unusable(collection_errors, outcome, project)
     coverage = BaselineCoverage(outcome.data_file, project.root)
-    sandboxed = choose(config.sandbox).level == "os"
+    sandboxed = run.isolation.level == "os"
     tests = []
     for raw in raw_results:
         result = TestResult(
@@ -116,14 +113,9 @@ def _measure(
     return section, coverage.summary(passing, source_dirs, project.test_code)
 
 
-def _runner(
-    project: Project,
-    config: AuditConfig,
-    workdir: Path,
-    shuffle_seed: int | None = None,
-    deadline: float | None = None,
-) -> BaselineRunner:
+def _runner(run: RunContext, workdir: Path, shuffle_seed: int | None = None) -> BaselineRunner:
     """The measured run (no seed), or an outcomes-only rerun in a shuffled order."""
+    project, config = run.project, run.config
     return BaselineRunner(
         root=project.root,
         test_paths=[project.relative(path) for path in project.collect_paths],
@@ -135,9 +127,9 @@ def _runner(
         workdir=workdir,
         measure=shuffle_seed is None,
         shuffle_seed=shuffle_seed,
-        isolation=choose(config.sandbox),
+        isolation=run.isolation,
         omit=project.test_code,
-        deadline=deadline,
+        deadline=run.deadline,
     )
 
 
@@ -147,14 +139,11 @@ class _Reruns:
     waiting on its child. Leaving the block early (the suite is unusable, Ctrl-C) kills
     the children still running."""
 
-    def __init__(
-        self, project: Project, config: AuditConfig, scratch: Path, deadline: float | None
-    ) -> None:
+    def __init__(self, run: RunContext, scratch: Path) -> None:
         self._runners = [
-            _runner(project, config, scratch / f"rerun-{seed}", seed, deadline)
-            for seed in range(config.flaky_reruns)
+            _runner(run, scratch / f"rerun-{seed}", seed) for seed in range(run.config.flaky_reruns)
         ]
-        threads = config.workers - 1
+        threads = run.config.workers - 1
         self._pool = ThreadPoolExecutor(threads) if threads and self._runners else None
         self._started: list[Future[ChildOutcome | None]] = []
 

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.baseline.runner import BaselineRunner
-from auditor.config import AuditConfig
+from auditor.context import RunContext
 from auditor.discovery import Project
 from auditor.errors import AuditError
-from auditor.isolation import choose
 
 IGNORED = shutil.ignore_patterns(".audit", ".git", "__pycache__", ".benchmarks", ".hypothesis")
 
@@ -38,9 +37,10 @@ class CopyPool:
     a free copy, the tests run there (outcomes only, no coverage), and the file is put
     back. Thread-safe: each of up to `size` callers holds its own copy while it runs."""
 
-    def __init__(self, project: Project, config: AuditConfig, size: int = 1) -> None:
-        self.project = project
-        self.config = config
+    def __init__(self, run: RunContext, size: int = 1) -> None:
+        self.project = run.project
+        self.config = run.config
+        self.isolation = run.isolation
         self.size = max(1, size)
         self._scratch = tempfile.TemporaryDirectory(prefix="audit-copy-")
         self._free: queue.Queue[Path] = queue.Queue()
@@ -92,7 +92,7 @@ class CopyPool:
             memory_limit_mb=config.memory_limit_mb,
             workdir=work,
             measure=False,
-            isolation=choose(config.sandbox),
+            isolation=self.isolation,
         )
         try:
             outcome = runner.run(lambda *_: None)
@@ -111,15 +111,14 @@ class CopyPool:
 
 
 def run_in_copy(
-    project: Project,
-    config: AuditConfig,
+    run: RunContext,
     file: str,
     mutated_source: str,
     tests: list[str],
     passing: set[str],
 ) -> CopyRun:
     """One run on a fresh copy (verify-sample: whole suites, a few mutants)."""
-    with CopyPool(project, config) as pool:
+    with CopyPool(run) as pool:
         return pool.run(file, mutated_source, tests, passing)
 
 

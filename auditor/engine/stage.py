@@ -20,6 +20,7 @@ from typing import Any
 from auditor import acceptance
 from auditor.checks import assertion_evidence
 from auditor.config import AuditConfig
+from auditor.context import RunContext
 from auditor.discovery import Project
 from auditor.engine import scoring, selection
 from auditor.engine.cache import ResultCache
@@ -32,9 +33,7 @@ from auditor.engine.readers import ReadIndex
 from auditor.engine.type_check import reject_ill_typed
 from auditor.engine.verify import verify_sample
 from auditor.errors import ConfigError, IncompleteRunError
-from auditor.isolation import choose
 from auditor.memory import release_freed_memory
-from auditor.progress import Progress
 from auditor.report import (
     BaselineSection,
     Estimate,
@@ -167,19 +166,18 @@ def _copy_result(
 
 
 def _run_on_copies(
-    project: Project,
-    config: AuditConfig,
+    run: RunContext,
     work: list[tuple[PlannedMutant, list[str]]],
     passing: set[str],
     jobs: int,
     on_result: Callable[[JobResult], None],
-    deadline: float | None,
 ) -> None:
     """Copy-path mutants, `jobs` at a time, each copy of the project reused."""
     if not work:
         return
+    deadline = run.deadline
 
-    def run(mutant: PlannedMutant, tests: list[str]) -> JobResult | None:
+    def run_on_a_copy(mutant: PlannedMutant, tests: list[str]) -> JobResult | None:
         if deadline is not None and time.monotonic() >= deadline:
             return None
         started = time.perf_counter()
@@ -188,10 +186,10 @@ def _run_on_copies(
         return _copy_result(mutant, tests, outcome, time.perf_counter() - started)
 
     with (
-        CopyPool(project, config, size=jobs) as copies,
+        CopyPool(run, size=jobs) as copies,
         ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="audit-copy") as threads,
     ):
-        futures = [threads.submit(run, mutant, tests) for mutant, tests in work]
+        futures = [threads.submit(run_on_a_copy, mutant, tests) for mutant, tests in work]
         try:
             for future in as_completed(futures):
                 result = future.result()
@@ -280,8 +278,9 @@ def _select_scope(
 
 
 def _pool(
-    project: Project, config: AuditConfig, baseline: BaselineSection, scratch: Path, jobs: int
+    run: RunContext, baseline: BaselineSection, scratch: Path, jobs: int
 ) -> RunnerPool | DaskPool:
+    project, config = run.project, run.config
     root = os.path.realpath(project.root)
 
     def inside(path: Path) -> str:
@@ -295,7 +294,7 @@ def _pool(
         allow_write=config.allow_write,
         memory_limit_mb=config.memory_limit_mb,
         child_growth_limit_mb=child_growth_limit_mb(baseline, config.memory_limit_mb),
-        isolation=choose(config.sandbox),
+        isolation=run.isolation,
     )
     if config.executor == "dask":
         if not config.scheduler:
@@ -340,16 +339,14 @@ def _estimate(
 
 
 @contextlib.contextmanager
-def mutation_pool(
-    project: Project, config: AuditConfig, baseline: BaselineSection
-) -> Iterator[RunnerPool | DaskPool]:
+def mutation_pool(run: RunContext, baseline: BaselineSection) -> Iterator[RunnerPool | DaskPool]:
     """The workers of a mutation run. On a first run (nothing cached) local runners start
     at once, so they collect the tests while the caller goes on (the smells, planning);
     a rerun starts them only if some mutant has no cached verdict."""
     with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
-        pool = _pool(project, config, baseline, Path(scratch), config.workers)
+        pool = _pool(run, baseline, Path(scratch), run.config.workers)
         try:
-            if isinstance(pool, RunnerPool) and _first_run(project):
+            if isinstance(pool, RunnerPool) and _first_run(run.project):
                 pool.start()
             yield pool
         finally:
@@ -365,37 +362,31 @@ def _first_run(project: Project) -> bool:
 
 
 def run_mutation(
-    project: Project,
-    config: AuditConfig,
+    run: RunContext,
     baseline: BaselineSection,
-    progress: Progress,
     only: set[str] | None = None,
     pool: RunnerPool | DaskPool | None = None,
-    deadline: float | None = None,
 ) -> MutationSection:
     """`only`: run just the mutants with these ids (escalation re-measures survivors).
-    `pool`: workers from `mutation_pool`, already starting; by default, new ones.
-    `deadline` (`time.monotonic()`): when the run's time budget runs out."""
-    cache = ResultCache(project.root)
+    `pool`: workers from `mutation_pool`, already starting; by default, new ones."""
+    cache = ResultCache(run.project.root)
     try:
         if pool is not None:
-            return _mutate(project, config, baseline, progress, only, cache, pool, deadline)
-        with mutation_pool(project, config, baseline) as own_pool:
-            return _mutate(project, config, baseline, progress, only, cache, own_pool, deadline)
+            return _mutate(run, baseline, only, cache, pool)
+        with mutation_pool(run, baseline) as own_pool:
+            return _mutate(run, baseline, only, cache, own_pool)
     finally:
         cache.close()
 
 
 def _mutate(
-    project: Project,
-    config: AuditConfig,
+    run: RunContext,
     baseline: BaselineSection,
-    progress: Progress,
     only: set[str] | None,
     cache: ResultCache,
     pool: RunnerPool | DaskPool,
-    deadline: float | None,
 ) -> MutationSection:
+    project, config, progress, deadline = run.project, run.config, run.progress, run.deadline
     started = time.perf_counter()
     planner = planner_for(project, config, baseline, cache)
     planned = plan(planner, _mutated_files(project, config))
@@ -483,7 +474,7 @@ def _mutate(
             tally[results.pop(mutant.id).status] -= 1
         work = [(m, m.tests) for m in to_run if m.path == "copy"]
         work += [(m, m.subprocess_reach) for m in second_chance]
-        _run_on_copies(project, config, work, set(passing), jobs, on_result, deadline)
+        _run_on_copies(run, work, set(passing), jobs, on_result)
     except (KeyboardInterrupt, IncompleteRunError):
         # Ctrl-C: children stopped; every final verdict so far is kept (and cached).
         interrupted = True
@@ -507,8 +498,7 @@ def _mutate(
     if config.verify_sample:
         planned_by_id = {m.id: m for m in in_scope}
         verification = verify_sample(
-            project,
-            config,
+            run,
             baseline,
             mutants,
             config.verify_sample,

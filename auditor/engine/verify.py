@@ -10,8 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from auditor.config import AuditConfig
-from auditor.discovery import Project
+from auditor.context import RunContext
 from auditor.engine.copies import run_in_copy, suite_paths
 from auditor.report import BaselineSection, Disagreement, Mutant, Verification
 
@@ -36,8 +35,7 @@ def _sample(
 
 
 def verify_sample(
-    project: Project,
-    config: AuditConfig,
+    run: RunContext,
     baseline: BaselineSection,
     mutants: list[Mutant],
     count: int,
@@ -53,12 +51,7 @@ def verify_sample(
     disagreements = []
     for mutant in sorted(sample, key=lambda m: m.id):
         red = run_in_copy(
-            project,
-            config,
-            mutant.file,
-            mutated_source(mutant.id),
-            suite_paths(project),
-            passing,
+            run, mutant.file, mutated_source(mutant.id), suite_paths(run.project), passing
         ).red
         if red != (mutant.status == "Killed"):
             disagreements.append(

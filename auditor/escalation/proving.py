@@ -23,11 +23,11 @@ from pathlib import Path
 
 from auditor.baseline.stage import run_baseline
 from auditor.config import AuditConfig
+from auditor.context import RunContext
 from auditor.discovery import Project, discover
 from auditor.engine.copies import IGNORED
 from auditor.engine.stage import run_mutation
 from auditor.errors import AuditError
-from auditor.progress import Progress
 from auditor.report import BaselineSection, Candidate, CandidateStage, Mutant, TestResult
 from auditor.smells.analyzer import analyze
 
@@ -133,17 +133,15 @@ class Workspace:
             path.write_text(code, encoding="utf-8")
             self.written.append(path)
 
-    def run(
-        self, files: dict[str, str], config: AuditConfig, progress: Progress
-    ) -> tuple[Project, BaselineSection]:
+    def run(self, files: dict[str, str], run: RunContext) -> tuple[RunContext, BaselineSection]:
         """The suite with these test files (name -> code) in it, through the baseline
-        stage: the copy's project (for the mutation stage) and the outcomes."""
+        stage: the run on the copy (for the mutation stage) and the outcomes."""
         self.place(files)
         paths = [str(self.root / p.relative_to(self.project.root)) for p in self.project.test_paths]
         outside = [p for p in self.written if not any(Path(t) in p.parents for t in paths)]
-        project = discover([*paths, *map(str, outside)], config.src, self.root)
-        baseline, _ = run_baseline(project, config, progress)
-        return project, baseline
+        on_copy = run.on(discover([*paths, *map(str, outside)], run.config.src, self.root))
+        baseline, _ = run_baseline(on_copy)
+        return on_copy, baseline
 
 
 def _run_config(config: AuditConfig, runs: int, original: BaselineSection) -> AuditConfig:
@@ -213,16 +211,15 @@ def _broken_tests(original: BaselineSection, now: BaselineSection) -> list[str]:
 
 
 def prove(
-    project: Project,
-    config: AuditConfig,
+    run: RunContext,
     original: BaselineSection,
     candidates: list[Candidate],
     targets: Iterable[str],
-    progress: Progress,
 ) -> Proof:
     """Run the chain on these candidates; each one's `stage`, `reason`, `kills` and
     `new_lines` are set. `targets`: the mutant ids a candidate may kill (survivors and
     mutants with no coverage)."""
+    project, config = run.project, run.config
     proof = Proof()
     for candidate in candidates:
         candidate.stage = "generated"
@@ -237,20 +234,20 @@ def prove(
         if not clean:
             return proof
         workspace = Workspace(project, scratch)
-        run_config = _run_config(config, config.escalation.candidate_runs, original)
-        copy_project, baseline = _measure(workspace, clean, run_config, progress)
+        runs = run.on(config=_run_config(config, config.escalation.candidate_runs, original))
+        on_copy, baseline = _measure(workspace, clean, runs)
         stable = {name: c for name, c in clean.items() if c.stage == "stable"}
         if _broken_tests(original, baseline) and stable:
-            stable = _drop_breakers(workspace, stable, run_config, original, progress)
-            copy_project, baseline = _measure(workspace, stable, run_config, progress)
+            stable = _drop_breakers(workspace, stable, runs, original)
+            on_copy, baseline = _measure(workspace, stable, runs)
             proof.problems.extend(
                 f"{n} breaks the suite after all"
                 for n in stable
                 if n in _broken_tests(original, baseline)
             )
-        if not stable or copy_project is None:
+        if not stable or on_copy is None:
             return proof
-        mutation = run_mutation(copy_project, run_config, baseline, progress, only=set(targets))
+        mutation = run_mutation(on_copy, baseline, only=set(targets))
         proof.mutants = {m.id: m for m in mutation.mutants}
         covered = _covered(original)
         for name, candidate in stable.items():
@@ -259,11 +256,11 @@ def prove(
 
 
 def _measure(
-    workspace: Workspace, files: dict[str, Candidate], config: AuditConfig, progress: Progress
-) -> tuple[Project | None, BaselineSection]:
+    workspace: Workspace, files: dict[str, Candidate], run: RunContext
+) -> tuple[RunContext | None, BaselineSection]:
     """Stages `passes` and `stable` for these candidates, all in the suite at once."""
     try:
-        project, baseline = workspace.run({n: c.code for n, c in files.items()}, config, progress)
+        on_copy, baseline = workspace.run({n: c.code for n, c in files.items()}, run)
     except AuditError as exc:
         for candidate in files.values():
             candidate.reason = f"the suite does not run with it: {exc.message}"
@@ -272,22 +269,21 @@ def _measure(
         )
     errors = {Path(e.file).name: e.message for e in baseline.collection_errors}
     _judge_runs(files, baseline, errors)
-    return project, baseline
+    return on_copy, baseline
 
 
 def _drop_breakers(
     workspace: Workspace,
     stable: dict[str, Candidate],
-    config: AuditConfig,
+    run: RunContext,
     original: BaselineSection,
-    progress: Progress,
 ) -> dict[str, Candidate]:
     """Some candidate makes a test of the suite fail: try each alone to find which."""
-    alone = config.model_copy(update={"flaky_reruns": 0})
+    alone = run.on(config=run.config.model_copy(update={"flaky_reruns": 0}))
     kept = {}
     for name, candidate in stable.items():
         try:
-            _, baseline = workspace.run({name: candidate.code}, alone, progress)
+            _, baseline = workspace.run({name: candidate.code}, alone)
         except AuditError:
             continue
         broken = _broken_tests(original, baseline)
@@ -367,20 +363,16 @@ def minimize(candidates: list[Candidate]) -> None:
 
 
 def measure_files(
-    project: Project,
-    config: AuditConfig,
-    original: BaselineSection,
-    files: dict[str, str],
-    targets: Iterable[str],
-    progress: Progress,
+    run: RunContext, original: BaselineSection, files: dict[str, str], targets: Iterable[str]
 ) -> Proof:
     """Test files (name -> code) in the suite, run once, then the targets mutated again."""
     proof = Proof()
     with tempfile.TemporaryDirectory(prefix="audit-escalate-") as name:
-        workspace = Workspace(project, Path(name))
-        run_config = _run_config(config, 1, original)
+        workspace = Workspace(run.project, Path(name))
         try:
-            copy_project, baseline = workspace.run(files, run_config, progress)
+            on_copy, baseline = workspace.run(
+                files, run.on(config=_run_config(run.config, 1, original))
+            )
         except AuditError as exc:
             proof.problems.append(f"the hardened tests do not run with the suite: {exc.message}")
             return proof
@@ -392,7 +384,7 @@ def measure_files(
         proof.problems += [
             f"{t} fails with the hardened tests" for t in _broken_tests(original, baseline)
         ]
-        mutation = run_mutation(copy_project, run_config, baseline, progress, only=set(targets))
+        mutation = run_mutation(on_copy, baseline, only=set(targets))
         proof.mutants = {m.id: m for m in mutation.mutants}
     return proof
 

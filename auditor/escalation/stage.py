@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.audit_folder import audit_folder
-from auditor.config import AuditConfig, EscalationConfig
+from auditor.config import EscalationConfig
+from auditor.context import RunContext
 from auditor.discovery import Project, relative
 from auditor.engine import scoring
 from auditor.escalation import prompts
@@ -26,7 +27,6 @@ from auditor.escalation.hardened import compose, hardened_header
 from auditor.escalation.model import ChatModel, ModelError, Reply, TestProposal
 from auditor.escalation.policy import WeakModule, weak_modules
 from auditor.escalation.proving import STAGES, measure_files, minimize, prove, suite_folder
-from auditor.progress import Progress
 from auditor.report import (
     Candidate,
     EscalatedModule,
@@ -113,13 +113,13 @@ class _Log:
 
 
 class Escalation:
-    def __init__(self, project: Project, config: AuditConfig, report: Report, progress: Progress):
-        self.project = project
-        self.config = config
-        self.settings = config.escalation
+    def __init__(self, run: RunContext, report: Report):
+        self.run = run
+        self.project = run.project
+        self.config = run.config
+        self.settings = run.config.escalation
         self.report = report
-        self.progress = progress
-        self.log = _Log(project.root)
+        self.log = _Log(run.project.root)
         self.usage = ModelUsage()
         self.budget = Budget(self.settings, self.usage)
         self.errors: list[str] = []
@@ -168,9 +168,7 @@ class Escalation:
 
     def _prove(self, candidates: list[Candidate], targets: set[str]) -> None:
         if candidates and not self.budget.out_of_time():
-            proof = prove(
-                self.project, self.config, self.report.baseline, candidates, targets, self.progress
-            )
+            proof = prove(self.run, self.report.baseline, candidates, targets)
             self.errors.extend(proof.problems)
 
     def run_model(
@@ -229,20 +227,14 @@ class Escalation:
         self._prove(list(self.candidates), {t for m in modules for t in m.targets})
 
 
-def run_escalation(
-    project: Project,
-    config: AuditConfig,
-    report: Report,
-    progress: Progress,
-    deadline: float | None = None,
-) -> EscalationSection:
-    """`deadline` (`time.monotonic()`): when the run's time budget runs out; no request
-    is sent and no candidate proved after it."""
+def run_escalation(run: RunContext, report: Report) -> EscalationSection:
+    """No request is sent and no candidate proved once the run's time budget is used up."""
+    project, config = run.project, run.config
     started = time.perf_counter()
     settings = config.escalation
     assert report.mutation is not None
-    escalation = Escalation(project, config, report, progress)
-    escalation.budget.deadline = deadline
+    escalation = Escalation(run, report)
+    escalation.budget.deadline = run.deadline
     weak = weak_modules(
         report.baseline, report.smells, report.mutation, report.probes, settings.weak_below
     )
@@ -316,14 +308,7 @@ def _finish(
         for name, text in files.values():
             (folder / name).write_text(text, encoding="utf-8")
         targets = {t for m in chosen for t in m.targets}
-        final = measure_files(
-            escalation.project,
-            config,
-            report.baseline,
-            dict(files.values()),
-            targets,
-            escalation.progress,
-        )
+        final = measure_files(escalation.run, report.baseline, dict(files.values()), targets)
         after = final.mutants
         escalation.errors.extend(final.problems)
     modules = []

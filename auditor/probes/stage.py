@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from auditor.config import AuditConfig
+from auditor.context import RunContext
 from auditor.discovery import Project
 from auditor.engine.cache import ResultCache
 from auditor.engine.stage import planner_for
@@ -35,7 +36,6 @@ from auditor.probes.protocol import (
     search_items,
 )
 from auditor.probes.targets import Target, expected_exceptions, find_targets
-from auditor.progress import Progress
 from auditor.report import (
     BaselineSection,
     FunctionProbe,
@@ -153,16 +153,11 @@ def _environment(project: Project, private_tmp: Path, isolation: Isolation) -> d
 
 
 def run_probes(
-    project: Project,
-    config: AuditConfig,
-    baseline: BaselineSection,
-    mutation: MutationSection | None,
-    isolation: Isolation,
-    progress: Progress,
-    deadline: float | None = None,
+    run: RunContext, baseline: BaselineSection, mutation: MutationSection | None
 ) -> ProbesSection:
-    """`deadline` (`time.monotonic()`): when the run's time budget runs out; probes
-    still running then are stopped, and what came in is kept."""
+    """Probes still running when the run's time budget runs out are stopped, and what
+    came in is kept."""
+    project, config = run.project, run.config
     started = time.perf_counter()
     functions: list[FunctionProbe] = []
     probed: dict[str, TargetSpec] = {}
@@ -199,14 +194,7 @@ def run_probes(
         else:
             results.append(found)
     fresh, interrupted, out_of_time = _run_child(
-        project,
-        config,
-        isolation,
-        (list(probed.values()), to_probe, expected),
-        to_search,
-        progress,
-        deadline,
-        baseline.memory_growth_mb,
+        run, (list(probed.values()), to_probe, expected), to_search, baseline.memory_growth_mb
     )
     searched = {survivor.mutant_id: survivor for survivor in to_search}
     for result in fresh:
@@ -276,19 +264,17 @@ def _cache(project: Project, config: AuditConfig, expected: list[str]) -> ProbeC
 
 
 def _run_child(
-    project: Project,
-    config: AuditConfig,
-    isolation: Isolation,
+    run: RunContext,
     functions: tuple[list[TargetSpec], list[TargetSpec], list[str]],
     survivors: list[SurvivorSpec],
-    progress: Progress,
-    budget_deadline: float | None,
     baseline_growth_mb: float,
 ) -> tuple[list[FunctionResult | WitnessResult], bool, bool]:
     """Start one probe process per share of the work, all under the sandbox. `functions`:
     every probeable function (a witness search may call any), those to probe, and the
     exceptions the tests expect. Returns the results, whether Ctrl-C stopped them and
     whether the time budget did."""
+    project, config, isolation = run.project, run.config, run.isolation
+    progress, budget_deadline = run.progress, run.deadline
     targets, to_probe, expected = functions
     total = len(to_probe) + len(survivors)
     if not total:

@@ -1,0 +1,45 @@
+"""What the stages of one audit share, built once by the pipeline."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from auditor.config import AuditConfig
+from auditor.discovery import Project
+from auditor.isolation import Isolation, choose
+from auditor.progress import Progress
+
+
+def _no_progress(done: int, total: int | None = None, summary: str = "") -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """The project, the effective config, the containment chosen for the run (once: the
+    OS sandbox's availability is probed, and every child must be contained alike), how a
+    stage reports progress, and when the time budget runs out."""
+
+    project: Project
+    config: AuditConfig
+    isolation: Isolation
+    progress: Progress = _no_progress
+    deadline: float | None = None
+    """`time.monotonic()` past which a stage stops; None without a time budget."""
+
+    @classmethod
+    def start(
+        cls,
+        project: Project,
+        config: AuditConfig,
+        progress: Progress = _no_progress,
+        deadline: float | None = None,
+    ) -> RunContext:
+        return cls(project, config, choose(config.sandbox), progress, deadline)
+
+    def on(self, project: Project | None = None, config: AuditConfig | None = None) -> RunContext:
+        """The same run on another project (a copy) or with another config."""
+        return dataclasses.replace(
+            self, project=project or self.project, config=config or self.config
+        )
