@@ -23,7 +23,8 @@ from auditor.discovery import Project, discover, find_rootdir
 from auditor.engine.distributed import check_scheduler
 from auditor.engine.early_sites import EarlySites
 from auditor.engine.selection import check_ref
-from auditor.engine.stage import mutation_pool, run_mutation
+from auditor.engine.stage import run_mutation
+from auditor.engine.workers import mutation_pool
 from auditor.errors import ConfigError, DiscoveryError
 from auditor.gate import evaluate, require_escalation
 from auditor.memory import release_freed_memory

@@ -1,6 +1,6 @@
 """How much a mutant's child may grow before it is stopped as a runaway."""
 
-from auditor.engine.stage import child_growth_limit_mb
+from auditor.engine.workers import child_growth_limit_mb
 from auditor.report import BaselineSection
 
 

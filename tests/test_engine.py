@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from auditor.engine.estimates import overheads
 from auditor.engine.protocol import JobResult
-from auditor.engine.stage import _overheads
 from tests.conftest import cached_results, run_audit, stable, tree_digest
 
 
@@ -236,7 +236,7 @@ def test_a_mutant_stopped_by_its_timeout_spent_its_wait_in_the_tests():
         JobResult(id="b", status="Timeout", duration=2.0),
     ]
     # 2 workers x 1.02 s of stage, less 0.01 s + 2.0 s in tests, over 2 mutants.
-    assert _overheads(ran, duration=1.02, jobs=2)["overhead_ms"] == 15.0
+    assert overheads(ran, duration=1.02, jobs=2)["overhead_ms"] == 15.0
 
 
 @pytest.mark.slow

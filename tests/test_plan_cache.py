@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from auditor.engine import compiler as compiler_module
 from auditor.engine import plan as plan_module
 from auditor.engine.cache import ResultCache
 from auditor.engine.plan import Planner, TimeoutPolicy, plan
@@ -39,7 +40,7 @@ def test_a_rerun_plans_the_same_mutants_without_parsing_or_compiling(shop, tmp_p
         raise AssertionError("an unchanged source was parsed or compiled again")
 
     monkeypatch.setattr(plan_module, "find_mutations", again)
-    monkeypatch.setattr(plan_module, "compile_module", again)
+    monkeypatch.setattr(compiler_module, "compile_module", again)
     rerun = plan(planner(root, baseline, cache), files)
     assert any(m.path == "swap" for m in first)
     assert planned(rerun) == planned(first)
@@ -119,7 +120,7 @@ def test_the_sites_and_code_made_during_the_baseline_are_the_ones_planning_uses(
         raise AssertionError("planning parsed or compiled what the helper had")
 
     monkeypatch.setattr(plan_module, "find_mutations", not_again)
-    monkeypatch.setattr(plan_module, "compile_module", not_again)
+    monkeypatch.setattr(compiler_module, "compile_module", not_again)
     helped = run_audit(["tests_strong"], config, project_copy("ledger", "helped/ledger"))
 
     def verdicts(report):

@@ -185,7 +185,7 @@ def test_a_bare_call_of_a_function_that_writes_names_it_computes_makes_every_tes
 
 def test_modules_of_the_package_outside_the_mutated_scope_are_read_too(tmp_path):
     from auditor.discovery import discover
-    from auditor.engine.stage import read_index
+    from auditor.engine.plan import read_index
 
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "pkg"\nversion = "1"\n')
     package = tmp_path / "pkg"

@@ -17,7 +17,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from auditor.engine.plan import Swap
+from auditor.engine.compiler import Swap
 from auditor.engine.protocol import JobResult, read_result, to_json
 from mutators.sites import Site
 

@@ -11,12 +11,17 @@ import queue
 import shutil
 import tempfile
 import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.baseline.runner import BaselineRunner
 from auditor.context import RunContext
 from auditor.discovery import Project
+from auditor.engine.plan import PlannedMutant
+from auditor.engine.protocol import JobResult
 from auditor.errors import AuditError
 
 IGNORED = shutil.ignore_patterns(".audit", ".git", "__pycache__", ".benchmarks", ".hypothesis")
@@ -124,3 +129,53 @@ def run_in_copy(
 
 def suite_paths(project: Project) -> list[str]:
     return [project.relative(path) for path in project.collect_paths]
+
+
+def _copy_result(
+    mutant: PlannedMutant, tests: list[str], run: CopyRun, seconds: float
+) -> JobResult:
+    return JobResult(
+        id=mutant.id,
+        status="Killed" if run.red else "Survived",
+        killed_by=run.failing[:1],
+        kill_kind=("assertion" if run.by_check else "error") if run.red else "",
+        ran=len(tests),
+        duration=round(seconds, 4),
+        detail=run.reason,
+        on_copy=True,
+    )
+
+
+def run_on_copies(
+    run: RunContext,
+    work: list[tuple[PlannedMutant, list[str]]],
+    passing: set[str],
+    jobs: int,
+    on_result: Callable[[JobResult], None],
+) -> None:
+    """Copy-path mutants, `jobs` at a time, each copy of the project reused."""
+    if not work:
+        return
+    deadline = run.deadline
+
+    def run_on_a_copy(mutant: PlannedMutant, tests: list[str]) -> JobResult | None:
+        if deadline is not None and time.monotonic() >= deadline:
+            return None
+        started = time.perf_counter()
+        mutated = mutant.site.apply(mutant.source)
+        outcome = copies.run(mutant.file, mutated, tests, passing)
+        return _copy_result(mutant, tests, outcome, time.perf_counter() - started)
+
+    with (
+        CopyPool(run, size=jobs) as copies,
+        ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="audit-copy") as threads,
+    ):
+        futures = [threads.submit(run_on_a_copy, mutant, tests) for mutant, tests in work]
+        try:
+            for future in as_completed(futures):
+                result = future.result()
+                if result is not None:
+                    on_result(result)
+        except BaseException:
+            threads.shutdown(wait=False, cancel_futures=True)
+            raise

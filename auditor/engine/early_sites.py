@@ -77,7 +77,7 @@ class EarlySites:
 
 def _uncached(project: Project, config: AuditConfig) -> list[tuple[Path, int]]:
     from auditor.engine.cache import ResultCache
-    from auditor.engine.plan import sites_key, sites_salt
+    from auditor.engine.keys import sites_key, sites_salt
     from mutators.registry import UnknownFamily, operators
 
     try:
@@ -103,7 +103,8 @@ def main() -> int:
     import libcst
 
     from auditor.engine.cache import ResultCache
-    from auditor.engine.plan import compile_swaps, sites_key, sites_salt, swaps_salt
+    from auditor.engine.compiler import compile_swaps
+    from auditor.engine.keys import sites_key, sites_salt, swaps_salt
     from auditor.memory import release_freed_memory
     from mutators.registry import operators
     from mutators.sites import find_mutations

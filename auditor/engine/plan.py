@@ -10,33 +10,36 @@ equivalent or duplicate by trivial compiler equivalence).
 from __future__ import annotations
 
 import bisect
-import contextlib
 import difflib
-import functools
 import hashlib
-import json
-import marshal
 import math
-import sys
-import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import CodeType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
-import mutators
 from auditor import __version__
+from auditor.config import AuditConfig
+from auditor.discovery import Project
 from auditor.discovery import relative as relative_to_root
-from auditor.engine.compiler import compile_module, find_function, fingerprint
+from auditor.engine.cache import ResultCache
+from auditor.engine.compiler import (
+    FunctionCompiler,
+    SiteCache,
+    Swaps,
+    line_starts,
+)
 from auditor.engine.data_tables import find_data_tables
+from auditor.engine.keys import digest, sites_key, sites_salt, swaps_salt
 from auditor.engine.readers import Binding, Consumers, ReadIndex
 from auditor.engine.reexecution import Reexecution
+from auditor.errors import ConfigError
 from auditor.report import DataTableSample
 from mutators.base import Operator
+from mutators.registry import UnknownFamily, operators
 from mutators.sites import Site, find_mutations
 
 if TYPE_CHECKING:  # pydantic's models: 14 MB the early-sites helper does without
@@ -114,55 +117,6 @@ def _diff(source: str, line_starts: list[int], site: Site) -> str:
     return "\n".join(body)
 
 
-def _digest(*parts: object) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
-
-
-@functools.cache
-def _mutators_digest() -> str:
-    """The operators' own code: an operator changed between two runs of the same version
-    must not bring back the sites the old one found."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(mutators.__file__).parent.glob("*.py")):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-def sites_salt(operators: Sequence[Operator]) -> str:
-    return _digest(__version__, [op.name for op in operators], _mutators_digest())
-
-
-def sites_key(salt: str, source: str) -> str:
-    """The cache key of a source's mutation sites."""
-    return _digest(salt, source)
-
-
-def swaps_salt(sites_salt: str) -> str:
-    """What compiled code depends on besides the sites: bytecode and marshal change with
-    the Python running the audit."""
-    return _digest(sites_salt, sys.version, sys.implementation.name)
-
-
-def _line_starts(source: str) -> list[int]:
-    """The offset of each line's first character, and the source's length last."""
-    starts = [0]
-    for text in source.splitlines(keepends=True):
-        starts.append(starts[-1] + len(text))
-    return starts
-
-
-class SiteCache(Protocol):
-    def get_sites(self, key: str) -> list[Site] | None: ...
-
-    def put_sites(self, key: str, sites: list[Site]) -> None: ...
-
-    def get_swaps(self, key: str) -> dict[str, Swap | None] | None: ...
-
-    def put_swaps(self, key: str, swaps: dict[str, Swap | None]) -> None: ...
-
-    def keep_plans(self, keys: set[str]) -> None: ...
-
-
 class Planner:
     def __init__(
         self,
@@ -226,10 +180,10 @@ class Planner:
         self.file_digests: dict[str, str] = {}
         self.test_sets: dict[tuple[frozenset[str], frozenset[str]], _TestSet] = {}
 
-    def _test_digest(self, nodeid: str) -> str:
-        return self._file_digest(nodeid.split("::", 1)[0])
+    def _testdigest(self, nodeid: str) -> str:
+        return self._filedigest(nodeid.split("::", 1)[0])
 
-    def _file_digest(self, file: str) -> str:
+    def _filedigest(self, file: str) -> str:
         if file not in self.file_digests:
             try:
                 content = (self.root / file).read_bytes()
@@ -276,7 +230,7 @@ class Planner:
             ordered = self._ordered(front) + self._ordered(key[0] - front)
             self.test_sets[key] = _TestSet(
                 ordered=ordered,
-                contents=_digest([(t, self._test_digest(t)) for t in sorted(ordered)]),
+                contents=digest([(t, self._testdigest(t)) for t in sorted(ordered)]),
                 duration=sum(self.durations.get(t, 0.0) for t in ordered),  # in a stable order
             )
         return self.test_sets[key]
@@ -315,14 +269,14 @@ class Planner:
         except cst.ParserSyntaxError:
             return []
         filename = str(path)
-        line_starts = _line_starts(source)
+        starts = line_starts(source)
         by_line = self.tests_by_line.get(relative, {})
         file_tests = set().union(*by_line.values()) if by_line else set()
         by_subprocess = self.subprocess_tests_by_line.get(relative, {})
         file_subprocess_tests = set().union(*by_subprocess.values()) if by_subprocess else set()
         import_lines = self.import_lines.get(relative, set())
-        compiler = _FunctionCompiler(source, filename, line_starts)
-        swaps = _Swaps(compiler, self.site_cache, self.swaps_salt)
+        compiler = FunctionCompiler(source, filename, starts)
+        swaps = Swaps(compiler, self.site_cache, self.swaps_salt)
         reexecution = Reexecution(source)
         self.plan_keys.add(swaps.key)
         seen: dict[tuple, str] = {}
@@ -345,7 +299,7 @@ class Planner:
                 site=site,
                 file=relative,
                 abs_path=filename,
-                diff=_diff(source, line_starts, site),
+                diff=_diff(source, starts, site),
                 source=source,
             )
             planned.append(mutant)
@@ -366,7 +320,7 @@ class Planner:
                 mutant.path = "copy"
                 tests_run = self._tests_of(set(self.unmeasured_spawning))
                 mutant.tests = tests_run.ordered
-                mutant.cache_key = _digest(
+                mutant.cache_key = digest(
                     __version__,
                     mutant_id,
                     site.replacement,
@@ -405,7 +359,7 @@ class Planner:
                 )
                 continue
             seen[key_of_code] = mutant_id
-            mutant.cache_key = _digest(
+            mutant.cache_key = digest(
                 __version__,
                 mutant_id,
                 site.replacement,
@@ -433,7 +387,7 @@ class Planner:
         mutant: PlannedMutant,
         site: Site,
         at_import: bool,
-        swaps: _Swaps,
+        swaps: Swaps,
         reexecution: Reexecution,
         mutated: str,
         seen: dict[tuple, str],
@@ -473,123 +427,7 @@ class Planner:
     def _consumed_from(self, consumers: Consumers) -> list:
         """The consumers and their files' digests: part of a module-path mutant's key."""
         files = sorted({file for file, _ in consumers})
-        return [consumers, [self._file_digest(file) for file in files]]
-
-
-@dataclass(frozen=True)
-class Swap:
-    """A mutant's function compiled for the swap path."""
-
-    original: str
-    """Digest of the original function's code (trivial compiler equivalence)."""
-    mutated: str
-    """Digest of the mutated function's code."""
-    code: bytes
-    """zlib-compressed marshal of the mutated function's code object."""
-    target: tuple[int, str]
-    """(co_firstlineno, co_name) of the original function, to find it alive."""
-
-
-def _code_digest(code: CodeType) -> str:
-    return hashlib.sha256(repr(fingerprint(code)).encode()).hexdigest()
-
-
-class _Swaps:
-    """One source's swap-path compilations, by site; remembered across runs, since
-    compiling every mutant is most of a rerun's planning once the sites are known."""
-
-    def __init__(self, compiler: _FunctionCompiler, cache: SiteCache | None, salt: str) -> None:
-        self.compiler = compiler
-        self.cache = cache
-        self.key = _digest(salt, compiler.source)
-        self.known: dict[str, Swap | None] = (cache.get_swaps(self.key) if cache else None) or {}
-        self.added = False
-        self.original_digests: dict[str, str] = {}
-
-    def get(self, site: Site, mutated: str) -> Swap | None:
-        """None where the function cannot be compiled on its own (the module path);
-        raises SyntaxError for a mutant that does not compile."""
-        local_id = site.local_id()
-        if local_id not in self.known:
-            original = self.compiler.original(site)
-            new = self.compiler.mutated(site, mutated)
-            if original is not None and site.function not in self.original_digests:
-                self.original_digests[site.function] = _code_digest(original)
-            self.known[local_id] = (
-                None
-                if original is None or new is None
-                else Swap(
-                    self.original_digests[site.function],
-                    _code_digest(new),
-                    zlib.compress(marshal.dumps(new), 1),
-                    (original.co_firstlineno, original.co_name),
-                )
-            )
-            self.added = True
-        return self.known[local_id]
-
-    def save(self) -> None:
-        if self.added and self.cache is not None:
-            self.cache.put_swaps(self.key, self.known)
-
-
-class _FunctionCompiler:
-    """Compile one function (or method) of a source on its own, at its own line numbers.
-
-    Methods are compiled inside a class of the same name, so `super()` gets the same
-    closure cell; functions nested in blocks fall back to compiling the whole module."""
-
-    def __init__(self, source: str, filename: str, line_starts: list[int]) -> None:
-        self.source = source
-        self.filename = filename
-        self.line_starts = line_starts
-        self._originals: dict[str, CodeType | None] = {}
-
-    def _compile(self, site: Site, text: str, end: int) -> CodeType | None:
-        classes = site.function_classes
-        padding = site.function_first_line - 1 - len(classes)
-        if padding < 0:
-            return None
-        wrapper = "".join(f"{' ' * depth}class {name}:\n" for depth, name in enumerate(classes))
-        snippet = text[self.line_starts[site.function_first_line - 1] : end]
-        try:
-            code = compile_module("\n" * padding + wrapper + snippet + "\n", self.filename)
-        except SyntaxError:
-            return None
-        return find_function(code, site.function, site.function_line)
-
-    def _whole_module(self, site: Site, text: str) -> CodeType | None:
-        return find_function(compile_module(text, self.filename), site.function, site.function_line)
-
-    def original(self, site: Site) -> CodeType | None:
-        if site.function not in self._originals:
-            code = self._compile(site, self.source, site.function_end)
-            if code is None:
-                code = self._whole_module(site, self.source)
-            self._originals[site.function] = code
-        return self._originals[site.function]
-
-    def mutated(self, site: Site, mutated: str) -> CodeType | None:
-        delta = len(site.replacement) - len(site.original)
-        code = self._compile(site, mutated, site.function_end + delta)
-        if code is None:
-            code = self._whole_module(site, mutated)  # raises SyntaxError if broken
-        return code
-
-
-def compile_swaps(
-    source: str, filename: str, sites: list[Site], salt: str, cache: SiteCache
-) -> None:
-    """Compile the swap-path code of every site in a function into the cache, before the
-    baseline says which of them planning will run (the early-sites helper does it on the
-    core the baseline leaves idle: most of a first run's planning on a large module)."""
-    compiler = _FunctionCompiler(source, filename, _line_starts(source))
-    swaps = _Swaps(compiler, cache, salt)
-    for site in sites:
-        if site.function:
-            with contextlib.suppress(SyntaxError, ValueError):  # planning reports those
-                swaps.get(site, site.apply(source))
-    swaps.save()
+        return [consumers, [self._filedigest(file) for file in files]]
 
 
 def plan(planner: Planner, files: Iterable[Path]) -> list[PlannedMutant]:
@@ -601,3 +439,64 @@ def plan(planner: Planner, files: Iterable[Path]) -> list[PlannedMutant]:
     if planner.site_cache is not None:
         planner.site_cache.keep_plans(planner.plan_keys)
     return mutants
+
+
+def _shared_digest(project: Project, config: AuditConfig) -> str:
+    digest = hashlib.sha256()
+    for conftest in project.conftest_files:
+        digest.update(conftest.read_bytes())
+    settings = (config.mutant_timeout_factor, config.mutant_timeout_constant, config.all_killers)
+    digest.update(repr(settings).encode())
+    return digest.hexdigest()
+
+
+def planner_for(
+    project: Project,
+    config: AuditConfig,
+    baseline: BaselineSection,
+    site_cache: ResultCache | None = None,
+) -> Planner:
+    """The planner of this run's mutants: the same ids and code for every stage."""
+    try:
+        chosen = operators(config.mutators, config.disable_mutators)
+    except UnknownFamily as exc:
+        raise ConfigError(str(exc)) from None
+    return Planner(
+        project.root,
+        baseline,
+        chosen,
+        TimeoutPolicy(config.mutant_timeout_factor, config.mutant_timeout_constant),
+        _shared_digest(project, config),
+        module_level=config.module_level,
+        sample_data=config.mutate_data == "sample",
+        copy_path=config.copy_path,
+        site_cache=site_cache,
+        read_index=read_index(project),
+    )
+
+
+def read_index(project: Project) -> ReadIndex:
+    """Names bound and read across the code under test, the test files, and what the
+    tests import beside them (conftests, helpers: any test may read through those)."""
+    test_files = set(project.test_files)
+    support = {
+        path
+        for folder in project.test_paths
+        for path in (folder.rglob("*.py") if folder.is_dir() else ())
+        if path not in test_files
+    }
+    support.update(project.conftest_files)
+    return ReadIndex(project.root, _package_files(project), sorted(test_files), sorted(support))
+
+
+def _package_files(project: Project) -> list[Path]:
+    """The files under test and every other module of their packages: code outside the
+    mutated scope reads what it makes too (toolz's `__init__` builds the registry that
+    `_signatures.py`'s tables feed, while `[tool.audit] src` names only the modules)."""
+    files = set(project.source_files)
+    for path in project.source_files:
+        for root in project.source_roots:
+            if root in path.parents and len(path.relative_to(root).parts) > 1:
+                package = root / path.relative_to(root).parts[0]
+                files.update(package.rglob("*.py"))
+    return sorted(files - set(project.test_files))

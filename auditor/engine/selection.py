@@ -6,6 +6,7 @@ same inputs select the same mutants on any machine."""
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import math
 import random
@@ -16,8 +17,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from auditor.config import AuditConfig
+from auditor.discovery import Project
 from auditor.engine.plan import PlannedMutant
 from auditor.errors import DiffError
+from auditor.report import Scope
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
@@ -166,3 +170,39 @@ def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> tuple[f
     centre = (p + z * z / (2 * trials)) / denominator
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mutated_files(project: Project, config: AuditConfig) -> list[Path]:
+    """The files of the code under test less those `do_not_mutate` names."""
+    return [
+        path
+        for path in project.source_files
+        if not any(fnmatch.fnmatch(project.relative(path), glob) for glob in config.do_not_mutate)
+    ]
+
+
+def select_scope(
+    project: Project, config: AuditConfig, planned: list[PlannedMutant]
+) -> tuple[list[PlannedMutant], Scope]:
+    if config.diff:
+        changed = changed_lines(project.root, config.diff)
+        tests = {project.relative(path) for path in project.test_files}
+        in_scope = touched_by_diff(planned, changed, tests & set(changed))
+        scope = Scope(
+            kind="diff",
+            diff_ref=config.diff,
+            changed_files=sorted(changed),
+            changed_lines={
+                path: sorted(lines)
+                for path, lines in sorted(changed.items())
+                if path.endswith(".py")
+            },
+        )
+    elif config.shard:
+        shard = Shard.parse(config.shard)
+        in_scope = [m for m in planned if shard.holds(m.id)]
+        scope = Scope(kind="shard", shard=f"{shard.index}/{shard.total}")
+    else:
+        in_scope, scope = planned, Scope()
+    scope.planned, scope.selected = len(planned), len(in_scope)
+    return in_scope, scope

@@ -22,7 +22,7 @@ from auditor.config import AuditConfig
 from auditor.context import RunContext
 from auditor.discovery import Project
 from auditor.engine.cache import ResultCache
-from auditor.engine.stage import planner_for
+from auditor.engine.plan import planner_for
 from auditor.errors import AuditError
 from auditor.hypothesis_storage import storage_folder
 from auditor.isolation import Isolation
