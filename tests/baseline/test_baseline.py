@@ -245,7 +245,7 @@ def test_the_environments_own_sitecustomize_still_runs_in_subprocesses(tmp_path)
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text("import os\nos.environ['THEIRS'] = 'loaded'\n")
-    ours = Path(__file__).parent.parent / "auditor" / "baseline" / "subprocess_site"
+    ours = Path(__file__).parents[2] / "auditor" / "baseline" / "subprocess_site"
     env = {"PYTHONPATH": f"{ours}{':'}{site}", "PATH": "/usr/bin:/bin"}
     result = subprocess.run(
         [sys.executable, "-c", "import os; print(os.environ.get('THEIRS'))"],
