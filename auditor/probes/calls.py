@@ -1,8 +1,9 @@
 """Inside the probe child: a function under test as something Hypothesis can call.
 
-`Subject` resolves the live function, infers a strategy per parameter (type hints, the
-values the suite passed, defaults, docstring literals, plus the edge catalogue), and
-calls it on an example, returning an `Outcome` that says what happened."""
+`Subject` resolves the live function, chooses a strategy per parameter (type hints, the
+values the suite passed, defaults, docstring literals, plus the edge catalogue; built by
+`strategies`), and calls it on an example, returning an `Outcome` (`outcomes`) that says
+what happened."""
 
 from __future__ import annotations
 
@@ -15,30 +16,26 @@ import os
 import signal
 import sys
 import typing
-from dataclasses import dataclass, field, fields, is_dataclass
 from types import CodeType, FunctionType, TracebackType
 from typing import Any
 
 from hypothesis import strategies as st
 
-from auditor.baseline.observe import stable_repr
 from auditor.probes.edges import edge_values
+from auditor.probes.outcomes import Outcome, equal, short_repr
 from auditor.probes.protocol import TargetSpec
+from auditor.probes.strategies import (
+    allows_none,
+    concrete_types,
+    items_of,
+    like,
+    tolerant,
+    type_text,
+    validate,
+)
 from auditor.report import ParamStrategy
 
 Example = dict[str, Any]
-
-CRASH_TYPES: tuple[type[BaseException], ...] = (
-    ArithmeticError,
-    LookupError,
-    AttributeError,
-    TypeError,
-    RecursionError,
-    NameError,
-    AssertionError,
-)
-"""Exceptions that mean the code met an input it does not handle, unless raised on
-purpose (a `raise` statement in the project, or the docstring's Raises)."""
 
 
 MAX_HANGS = 2
@@ -81,135 +78,8 @@ class NotProbeable(Exception):
     """The function cannot be called with generated inputs; the message says why."""
 
 
-@dataclass
-class Outcome:
-    kind: str
-    """`returned`, `raised`, `hung`, or `skipped` (not called: the function hung
-    `MAX_HANGS` times already)."""
-    value: Any = None
-    error: BaseException | None = None
-    where: tuple[str, int] = ("", 0)
-    """The file and line the exception came from (the last frame in the project)."""
-    on_purpose: bool = False
-    inside: bool = True
-    """The exception came from inside the function (not from binding the arguments)."""
-    after: dict[str, Any] = field(default_factory=dict)
-    """Mutable arguments (and `self`) after the call."""
-    lines: frozenset[int] = frozenset()
-
-    @property
-    def crash(self) -> bool:
-        if self.kind == "hung":
-            return True
-        return (
-            self.kind == "raised"
-            and self.inside
-            and not self.on_purpose
-            and isinstance(self.error, CRASH_TYPES)
-        )
-
-    def describe(self, state: set[str] | frozenset[str] = frozenset()) -> str:
-        """What happened; `state`: arguments whose state after the call to show too."""
-        shown = "".join(
-            f"; {name} is then {_short_repr(self.after.get(name), 200)}" for name in sorted(state)
-        )
-        return self._result() + shown
-
-    def _result(self) -> str:
-        if self.kind == "skipped":
-            return "not called (the function hung too often)"
-        if self.kind == "hung":
-            return "did not return (timed out)"
-        if self.kind == "raised":
-            assert self.error is not None
-            text = f"raises {type(self.error).__name__}"
-            message = str(self.error).splitlines()[0] if str(self.error) else ""
-            return f"{text}: {message}"[:300] if message else text
-        return f"returns {_short_repr(self.value)}"
-
-    def signature(self) -> tuple[str, str, tuple[str, int]]:
-        name = type(self.error).__name__ if self.error is not None else ""
-        return (self.kind, name, self.where)
-
-
-def _short_repr(value: object, limit: int = 300) -> str:
-    try:
-        text = _plain_repr(value)
-    except Exception:
-        text = f"<{type(value).__name__} with a failing repr>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _by_identity(value: object, method: str) -> bool:
-    """The value's class keeps object's `__eq__` or `__repr__`: it says nothing about state."""
-    return getattr(type(value), method) is getattr(object, method) and hasattr(value, "__dict__")
-
-
-def _plain_repr(value: object, depth: int = 0) -> str:
-    """repr, with an object's attributes instead of its address when its class has no
-    repr of its own (`<Chart _accounts={...}>`)."""
-    if depth < 4 and _by_identity(value, "__repr__"):
-        fields = " ".join(
-            f"{k}={_plain_repr(v, depth + 1)}" for k, v in sorted(vars(value).items())
-        )
-        return f"<{type(value).__name__} {fields}>" if fields else f"<{type(value).__name__}>"
-    if (
-        depth < 4
-        and isinstance(value, (list, tuple))
-        and any(_by_identity(item, "__repr__") for item in value)
-    ):
-        inner = ", ".join(_plain_repr(item, depth + 1) for item in value)
-        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
-    return stable_repr(repr(value))
-
-
 def _is_mutable(value: object) -> bool:
     return not isinstance(value, (int, float, complex, str, bytes, bool, tuple, frozenset))
-
-
-def same(first: Outcome, second: Outcome) -> bool:
-    """Whether a test could tell the two apart by `==` (repr when `==` cannot say)."""
-    if first.kind != second.kind:
-        return False
-    if first.kind == "raised":
-        return type(first.error) is type(second.error) and str(first.error) == str(second.error)
-    if first.kind == "hung":
-        return True
-    return equal(first.value, second.value) and all(
-        equal(first.after.get(name), second.after.get(name))
-        for name in set(first.after) | set(second.after)
-    )
-
-
-def equal(first: object, second: object, depth: int = 0) -> bool:
-    """`==`, except for objects whose class compares by identity, which are equal when
-    their attributes are (two fresh `Chart()`s are the same behaviour); repr when `==`
-    cannot say."""
-    if type(first) is type(second) and depth < 4:
-        if is_dataclass(first) and not isinstance(first, type):
-            return all(
-                equal(getattr(first, f.name), getattr(second, f.name), depth + 1)
-                for f in fields(first)
-                if f.compare
-            )
-        if _by_identity(first, "__eq__"):
-            mine, theirs = vars(first), vars(second)  # type: ignore[arg-type]
-            return mine.keys() == theirs.keys() and all(
-                equal(mine[key], theirs[key], depth + 1) for key in mine
-            )
-        if isinstance(first, (list, tuple)) and isinstance(second, (list, tuple)):
-            return len(first) == len(second) and all(
-                equal(a, b, depth + 1) for a, b in zip(first, second, strict=True)
-            )
-        if isinstance(first, dict) and isinstance(second, dict) and first.keys() == second.keys():
-            return all(equal(first[k], second[k], depth + 1) for k in first)
-    try:
-        result = first == second
-        if isinstance(result, bool):
-            return result or (_short_repr(first) == _short_repr(second) and first != first)
-    except Exception:
-        pass
-    return _short_repr(first) == _short_repr(second)
 
 
 class Subject:
@@ -299,7 +169,7 @@ class Subject:
         edges: list[tuple[str, Any]] = []
         for kind in kinds:
             elements = [
-                item for sample in samples if isinstance(sample, kind) for item in _items(sample)
+                item for sample in samples if isinstance(sample, kind) for item in items_of(sample)
             ]
             edges += edge_values(kind, lambda elements=elements: elements)
         return edges
@@ -315,10 +185,10 @@ class Subject:
         if hint is not None:
             try:
                 strategy = tolerant(st.from_type(hint), observed)
-                _validate(strategy)
-                kinds = _concrete_types(hint)
+                validate(strategy)
+                kinds = concrete_types(hint)
                 source: ParamStrategy = ParamStrategy(
-                    name=name, source="type hint", detail=_type_text(hint)
+                    name=name, source="type hint", detail=type_text(hint)
                 )
             except Exception:
                 strategy = None
@@ -327,13 +197,13 @@ class Subject:
             generated = []
             for kind in kinds:
                 try:
-                    candidate = _like(kind, [v for v in observed if type(v) is kind])
-                    _validate(candidate)
+                    candidate = like(kind, [v for v in observed if type(v) is kind])
+                    validate(candidate)
                     generated.append(candidate)
                 except Exception:
                     continue
             strategy = st.one_of(generated) if generated else st.nothing()
-            shown = ", ".join(_short_repr(value, 40) for value in observed[:4])
+            shown = ", ".join(short_repr(value, 40) for value in observed[:4])
             source = ParamStrategy(
                 name=name, source="observed", detail=f"{len(observed)} seen: {shown}"
             )
@@ -341,9 +211,9 @@ class Subject:
             kinds = [type(parameter.default)]
             try:
                 strategy = st.from_type(kinds[0])
-                _validate(strategy)
+                validate(strategy)
                 source = ParamStrategy(
-                    name=name, source="default", detail=_short_repr(parameter.default, 60)
+                    name=name, source="default", detail=short_repr(parameter.default, 60)
                 )
             except Exception:
                 strategy = None
@@ -355,13 +225,13 @@ class Subject:
                 source = ParamStrategy(
                     name=name,
                     source="docstring",
-                    detail=", ".join(_short_repr(v, 30) for v in literals[:4]),
+                    detail=", ".join(short_repr(v, 30) for v in literals[:4]),
                 )
         if strategy is None:
             why = "no type hint, no value seen in the tests, no default"
             return None, ParamStrategy(name=name, source="not probeable", detail=why), []
         edges = self._for_types(kinds, observed)
-        if _allows_none(hint) or (has_default and parameter.default is None):
+        if allows_none(hint) or (has_default and parameter.default is None):
             edges.append(("None", None))
         explicit = [value for _, value in edges] + observed
         explicit += [v for v in self._doc_values() if kinds and isinstance(v, tuple(kinds))]
@@ -379,7 +249,7 @@ class Subject:
             # Dataclasses and attrs classes from their fields, others from `__init__`'s
             # hints; an instance the class refuses to build is no example.
             built = tolerant(st.builds(self.owner_class), instances)
-            _validate(built)
+            validate(built)
             options.append(built)
         except Exception:
             pass
@@ -436,10 +306,10 @@ class Subject:
         """The call as Python source (reprs of the values)."""
         args = self._arguments(example)
         positional, keyword = args
-        shown = [_short_repr(v, 200) for v in positional]
-        shown += [f"{k}={_short_repr(v, 200)}" for k, v in keyword.items()]
+        shown = [short_repr(v, 200) for v in positional]
+        shown += [f"{k}={short_repr(v, 200)}" for k, v in keyword.items()]
         if self.is_method:
-            return f"{_short_repr(example['self'], 300)}.{self.name}({', '.join(shown)})"
+            return f"{short_repr(example['self'], 300)}.{self.name}({', '.join(shown)})"
         prefix = f"{self.owner_class.__name__}." if self.owner_class else ""
         return f"{prefix}{self.name}({', '.join(shown)})"
 
@@ -523,77 +393,3 @@ class Subject:
             line = linecache.getline(where[0], where[1]).strip()
             on_purpose = on_purpose or line.startswith("raise")
         return Outcome("raised", error=error, where=where, on_purpose=on_purpose, inside=inside)
-
-
-def _items(sample: Any) -> list[Any]:
-    if isinstance(sample, dict):
-        return list(sample)
-    try:
-        return list(sample)[:5]
-    except TypeError:
-        return []
-
-
-def _like(kind: type, samples: list[Any]) -> st.SearchStrategy[Any]:
-    """Values of `kind`; for lists, tuples and sets, with elements of the types seen in
-    the samples (a list of str stays a list of str)."""
-    if kind in (list, tuple, set, frozenset):
-        elements = sorted(
-            {type(item) for sample in samples for item in sample}, key=lambda k: k.__qualname__
-        )
-        if elements:
-            inner = st.one_of([tolerant(st.from_type(element)) for element in elements])
-            return st.lists(inner, max_size=8).map(kind)
-    return tolerant(st.from_type(kind))
-
-
-def tolerant(
-    strategy: st.SearchStrategy[Any], fallback: list[Any] | None = None
-) -> st.SearchStrategy[Any]:
-    """`strategy`, where a value whose construction raises (validation in `__init__` or
-    `__post_init__`) is replaced by one of the `fallback` values the tests used, or
-    rejected when there are none (rejections are slow: a class that refuses most
-    generated values would eat the probe's budget)."""
-
-    @st.composite
-    def drawn(draw: st.DrawFn) -> Any:
-        try:
-            return draw(strategy)
-        except Exception:
-            if fallback:
-                return draw(st.sampled_from(fallback))
-            from hypothesis import reject
-
-            reject()
-
-    return drawn()
-
-
-def _validate(strategy: st.SearchStrategy[Any]) -> None:
-    """Resolve a strategy now (`from_type` is lazy: a type it cannot build fails here,
-    not in the middle of a probe)."""
-    strategy.validate()
-
-
-def _concrete_types(hint: Any) -> list[type]:
-    origin = typing.get_origin(hint)
-    if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
-        kinds: list[type] = []
-        for arg in typing.get_args(hint):
-            kinds += _concrete_types(arg)
-        return kinds
-    if origin is not None:
-        return [origin] if isinstance(origin, type) else []
-    if isinstance(hint, type) and hint is not type(None):
-        return [hint]
-    return []
-
-
-def _allows_none(hint: Any) -> bool:
-    return type(None) in typing.get_args(hint)
-
-
-def _type_text(hint: Any) -> str:
-    if isinstance(hint, type):
-        return hint.__qualname__
-    return str(hint).replace("typing.", "")

@@ -12,8 +12,9 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from auditor.probes.calls import MAX_HANGS, Example, Outcome, Subject
+from auditor.probes.calls import MAX_HANGS, Example, Subject
 from auditor.probes.edges import classes_of
+from auditor.probes.outcomes import Outcome
 from auditor.probes.protocol import FunctionResult, ProbeSpec
 from auditor.probes.suggest import NoLiteral, name_for, render
 from auditor.report import FunctionProbe, ProbeFinding

@@ -9,7 +9,8 @@ import hashlib
 import re
 from typing import Any
 
-from auditor.probes.calls import Example, Outcome, Subject, equal
+from auditor.probes.calls import Example, Subject
+from auditor.probes.outcomes import Outcome, equal
 
 
 class NoLiteral(Exception):

@@ -27,7 +27,8 @@ from pydantic import BaseModel
 
 from auditor.engine.reexecution import rerun_code
 from auditor.engine.swap import module_for, reexecute_module, swap_function
-from auditor.probes.calls import CallTimeout, Example, Outcome, Subject, _on_alarm, equal, same
+from auditor.probes.calls import CallTimeout, Example, Subject, _on_alarm
+from auditor.probes.outcomes import Outcome, equal, same
 from auditor.probes.protocol import ProbeSpec, SurvivorSpec
 from auditor.probes.search import search_settings
 from auditor.probes.suggest import NoLiteral, name_for, render, run_test

@@ -1,0 +1,148 @@
+"""What one call of a function under test did, and whether two calls behaved the same as
+far as a test could tell (`==`, or the attributes of objects that compare by identity)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any
+
+from auditor.baseline.observe import stable_repr
+
+CRASH_TYPES: tuple[type[BaseException], ...] = (
+    ArithmeticError,
+    LookupError,
+    AttributeError,
+    TypeError,
+    RecursionError,
+    NameError,
+    AssertionError,
+)
+"""Exceptions that mean the code met an input it does not handle, unless raised on
+purpose (a `raise` statement in the project, or the docstring's Raises)."""
+
+
+@dataclass
+class Outcome:
+    kind: str
+    """`returned`, `raised`, `hung`, or `skipped` (not called: the function hung
+    `MAX_HANGS` times already)."""
+    value: Any = None
+    error: BaseException | None = None
+    where: tuple[str, int] = ("", 0)
+    """The file and line the exception came from (the last frame in the project)."""
+    on_purpose: bool = False
+    inside: bool = True
+    """The exception came from inside the function (not from binding the arguments)."""
+    after: dict[str, Any] = field(default_factory=dict)
+    """Mutable arguments (and `self`) after the call."""
+    lines: frozenset[int] = frozenset()
+
+    @property
+    def crash(self) -> bool:
+        if self.kind == "hung":
+            return True
+        return (
+            self.kind == "raised"
+            and self.inside
+            and not self.on_purpose
+            and isinstance(self.error, CRASH_TYPES)
+        )
+
+    def describe(self, state: set[str] | frozenset[str] = frozenset()) -> str:
+        """What happened; `state`: arguments whose state after the call to show too."""
+        shown = "".join(
+            f"; {name} is then {short_repr(self.after.get(name), 200)}" for name in sorted(state)
+        )
+        return self._result() + shown
+
+    def _result(self) -> str:
+        if self.kind == "skipped":
+            return "not called (the function hung too often)"
+        if self.kind == "hung":
+            return "did not return (timed out)"
+        if self.kind == "raised":
+            assert self.error is not None
+            text = f"raises {type(self.error).__name__}"
+            message = str(self.error).splitlines()[0] if str(self.error) else ""
+            return f"{text}: {message}"[:300] if message else text
+        return f"returns {short_repr(self.value)}"
+
+    def signature(self) -> tuple[str, str, tuple[str, int]]:
+        name = type(self.error).__name__ if self.error is not None else ""
+        return (self.kind, name, self.where)
+
+
+def short_repr(value: object, limit: int = 300) -> str:
+    try:
+        text = _plain_repr(value)
+    except Exception:
+        text = f"<{type(value).__name__} with a failing repr>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _by_identity(value: object, method: str) -> bool:
+    """The value's class keeps object's `__eq__` or `__repr__`: it says nothing about state."""
+    return getattr(type(value), method) is getattr(object, method) and hasattr(value, "__dict__")
+
+
+def _plain_repr(value: object, depth: int = 0) -> str:
+    """repr, with an object's attributes instead of its address when its class has no
+    repr of its own (`<Chart _accounts={...}>`)."""
+    if depth < 4 and _by_identity(value, "__repr__"):
+        fields = " ".join(
+            f"{k}={_plain_repr(v, depth + 1)}" for k, v in sorted(vars(value).items())
+        )
+        return f"<{type(value).__name__} {fields}>" if fields else f"<{type(value).__name__}>"
+    if (
+        depth < 4
+        and isinstance(value, (list, tuple))
+        and any(_by_identity(item, "__repr__") for item in value)
+    ):
+        inner = ", ".join(_plain_repr(item, depth + 1) for item in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    return stable_repr(repr(value))
+
+
+def same(first: Outcome, second: Outcome) -> bool:
+    """Whether a test could tell the two apart by `==` (repr when `==` cannot say)."""
+    if first.kind != second.kind:
+        return False
+    if first.kind == "raised":
+        return type(first.error) is type(second.error) and str(first.error) == str(second.error)
+    if first.kind == "hung":
+        return True
+    return equal(first.value, second.value) and all(
+        equal(first.after.get(name), second.after.get(name))
+        for name in set(first.after) | set(second.after)
+    )
+
+
+def equal(first: object, second: object, depth: int = 0) -> bool:
+    """`==`, except for objects whose class compares by identity, which are equal when
+    their attributes are (two fresh `Chart()`s are the same behaviour); repr when `==`
+    cannot say."""
+    if type(first) is type(second) and depth < 4:
+        if is_dataclass(first) and not isinstance(first, type):
+            return all(
+                equal(getattr(first, f.name), getattr(second, f.name), depth + 1)
+                for f in fields(first)
+                if f.compare
+            )
+        if _by_identity(first, "__eq__"):
+            mine, theirs = vars(first), vars(second)  # type: ignore[arg-type]
+            return mine.keys() == theirs.keys() and all(
+                equal(mine[key], theirs[key], depth + 1) for key in mine
+            )
+        if isinstance(first, (list, tuple)) and isinstance(second, (list, tuple)):
+            return len(first) == len(second) and all(
+                equal(a, b, depth + 1) for a, b in zip(first, second, strict=True)
+            )
+        if isinstance(first, dict) and isinstance(second, dict) and first.keys() == second.keys():
+            return all(equal(first[k], second[k], depth + 1) for k in first)
+    try:
+        result = first == second
+        if isinstance(result, bool):
+            return result or (short_repr(first) == short_repr(second) and first != first)
+    except Exception:
+        pass
+    return short_repr(first) == short_repr(second)

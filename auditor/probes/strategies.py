@@ -1,0 +1,83 @@
+"""Hypothesis strategies from what is known of a parameter: its type hint, the values the
+suite passed (their types, their elements' types), values whose construction fails."""
+
+from __future__ import annotations
+
+import typing
+from typing import Any
+
+from hypothesis import strategies as st
+
+
+def items_of(sample: Any) -> list[Any]:
+    if isinstance(sample, dict):
+        return list(sample)
+    try:
+        return list(sample)[:5]
+    except TypeError:
+        return []
+
+
+def like(kind: type, samples: list[Any]) -> st.SearchStrategy[Any]:
+    """Values of `kind`; for lists, tuples and sets, with elements of the types seen in
+    the samples (a list of str stays a list of str)."""
+    if kind in (list, tuple, set, frozenset):
+        elements = sorted(
+            {type(item) for sample in samples for item in sample}, key=lambda k: k.__qualname__
+        )
+        if elements:
+            inner = st.one_of([tolerant(st.from_type(element)) for element in elements])
+            return st.lists(inner, max_size=8).map(kind)
+    return tolerant(st.from_type(kind))
+
+
+def tolerant(
+    strategy: st.SearchStrategy[Any], fallback: list[Any] | None = None
+) -> st.SearchStrategy[Any]:
+    """`strategy`, where a value whose construction raises (validation in `__init__` or
+    `__post_init__`) is replaced by one of the `fallback` values the tests used, or
+    rejected when there are none (rejections are slow: a class that refuses most
+    generated values would eat the probe's budget)."""
+
+    @st.composite
+    def drawn(draw: st.DrawFn) -> Any:
+        try:
+            return draw(strategy)
+        except Exception:
+            if fallback:
+                return draw(st.sampled_from(fallback))
+            from hypothesis import reject
+
+            reject()
+
+    return drawn()
+
+
+def validate(strategy: st.SearchStrategy[Any]) -> None:
+    """Resolve a strategy now (`from_type` is lazy: a type it cannot build fails here,
+    not in the middle of a probe)."""
+    strategy.validate()
+
+
+def concrete_types(hint: Any) -> list[type]:
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
+        kinds: list[type] = []
+        for arg in typing.get_args(hint):
+            kinds += concrete_types(arg)
+        return kinds
+    if origin is not None:
+        return [origin] if isinstance(origin, type) else []
+    if isinstance(hint, type) and hint is not type(None):
+        return [hint]
+    return []
+
+
+def allows_none(hint: Any) -> bool:
+    return type(None) in typing.get_args(hint)
+
+
+def type_text(hint: Any) -> str:
+    if isinstance(hint, type):
+        return hint.__qualname__
+    return str(hint).replace("typing.", "")
