@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import platform
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -22,6 +22,7 @@ from auditor.context import RunContext
 from auditor.discovery import Project, discover, find_rootdir
 from auditor.engine.distributed import check_scheduler
 from auditor.engine.early_sites import EarlySites
+from auditor.engine.protocol import Job
 from auditor.engine.selection import check_ref
 from auditor.engine.stage import run_mutation
 from auditor.engine.workers import mutation_pool
@@ -158,6 +159,7 @@ def run_audit(
     run = RunContext.start(project, config, progress.update, deadline)
 
     mutation = None
+    survivors: Mapping[str, Job] = {}  # each survivor's job, for the witness searches
     with contextlib.ExitStack() as helpers:
         imported = config.mutation and config.mutation_from == "mutmut"
         running = config.mutation and not imported
@@ -191,7 +193,8 @@ def run_audit(
                 else:
                     if early_sites is not None:
                         early_sites.wait()
-                    mutation = run_mutation(run, baseline, pool=pool)
+                    mutated = run_mutation(run, baseline, pool=pool)
+                    mutation, survivors = mutated.section, mutated.survivors
                 smells = with_mutation_evidence(
                     smells, mutation, project.root, config.disable_smells
                 )
@@ -203,7 +206,7 @@ def run_audit(
     probes = None
     if config.probes:
         with clock.stage("probe") as done:
-            probes = run_probes(run, baseline, mutation)
+            probes = run_probes(run, baseline, mutation, survivors)
             found = sum(n for kind, n in probes.counts.items() if not kind.startswith("witness"))
             witnesses = probes.counts.get("witness found", 0)
             done(f"{found} findings, {witnesses} witnesses", probes.stopped_by_budget)

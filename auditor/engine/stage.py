@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 
 from auditor import acceptance
 from auditor.checks import assertion_evidence
@@ -18,7 +19,7 @@ from auditor.engine.estimates import estimate, overheads
 from auditor.engine.executor import RunnerPool
 from auditor.engine.jobs import job_for
 from auditor.engine.plan import PlannedMutant, plan, planner_for
-from auditor.engine.protocol import JobResult
+from auditor.engine.protocol import Job, JobResult
 from auditor.engine.type_check import reject_ill_typed
 from auditor.engine.verdicts import to_report
 from auditor.engine.verify import verify_sample
@@ -37,12 +38,22 @@ BUDGET_GRACE_SECONDS = 10.0
 """How long mutants already running may finish once the time budget is used up."""
 
 
+@dataclass(frozen=True)
+class MutationRun:
+    """The stage's section, and each survivor's job as the executor ran it: what a later
+    stage needs to run the mutant again (the probes' witness searches) without planning
+    its file again."""
+
+    section: MutationSection
+    survivors: Mapping[str, Job] = field(default_factory=dict)
+
+
 def run_mutation(
     run: RunContext,
     baseline: BaselineSection,
     only: set[str] | None = None,
     pool: RunnerPool | DaskPool | None = None,
-) -> MutationSection:
+) -> MutationRun:
     """`only`: run just the mutants with these ids (escalation re-measures survivors).
     `pool`: workers from `mutation_pool`, already starting; by default, new ones."""
     cache = ResultCache(run.project.root)
@@ -61,7 +72,7 @@ def _mutate(
     only: set[str] | None,
     cache: ResultCache,
     pool: RunnerPool | DaskPool,
-) -> MutationSection:
+) -> MutationRun:
     project, config, progress, deadline = run.project, run.config, run.progress, run.deadline
     started = time.perf_counter()
     planner = planner_for(project, config, baseline, cache)
@@ -181,7 +192,13 @@ def _mutate(
             lambda mutant_id: planned_by_id[mutant_id].site.apply(planned_by_id[mutant_id].source),
         )
     sampled = config.sample is not None or (stopped_by_budget and config.time_budget is not None)
-    return MutationSection(
+    survived = {mutant.id for mutant in mutants if mutant.status == "Survived"}
+    survivors = {
+        m.id: job_for(m, module_names[m.abs_path], project, config.all_killers)
+        for m in in_scope
+        if m.id in survived
+    }
+    section = MutationSection(
         **scoring.derived_fields(mutants, passing, targeted_files(project), config.all_killers),
         checks=assertion_evidence(
             mutants, project.root, [project.relative(f) for f in project.test_files]
@@ -201,6 +218,7 @@ def _mutate(
         type_check=type_checked,
         expired_acceptances=expired,
     )
+    return MutationRun(section, survivors)
 
 
 def _project_known(

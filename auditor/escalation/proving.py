@@ -247,7 +247,7 @@ def prove(
             )
         if not stable or on_copy is None:
             return proof
-        mutation = run_mutation(on_copy, baseline, only=set(targets))
+        mutation = run_mutation(on_copy, baseline, only=set(targets)).section
         proof.mutants = {m.id: m for m in mutation.mutants}
         covered = _covered(original)
         for name, candidate in stable.items():
@@ -384,7 +384,7 @@ def measure_files(
         proof.problems += [
             f"{t} fails with the hardened tests" for t in _broken_tests(original, baseline)
         ]
-        mutation = run_mutation(on_copy, baseline, only=set(targets))
+        mutation = run_mutation(on_copy, baseline, only=set(targets)).section
         proof.mutants = {m.id: m for m in mutation.mutants}
     return proof
 

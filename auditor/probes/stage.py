@@ -3,7 +3,6 @@ turn its results into the report's `probes` section."""
 
 from __future__ import annotations
 
-import base64
 import math
 import os
 import select
@@ -11,8 +10,8 @@ import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -22,7 +21,7 @@ from auditor.config import AuditConfig
 from auditor.context import RunContext
 from auditor.discovery import Project
 from auditor.engine.cache import ResultCache
-from auditor.engine.plan import planner_for
+from auditor.engine.protocol import Job, text_digest
 from auditor.errors import AuditError
 from auditor.hypothesis_storage import storage_folder
 from auditor.isolation import Isolation
@@ -89,55 +88,48 @@ def _target_spec(project: Project, target: Target, baseline: BaselineSection) ->
 
 
 def _survivors(
-    project: Project,
-    config: AuditConfig,
     baseline: BaselineSection,
     mutation: MutationSection,
+    jobs: Mapping[str, Job],
     probed: dict[str, TargetSpec],
 ) -> tuple[list[SurvivorSpec], list[Witness]]:
-    """Survivors to search a witness for, and those that cannot have one."""
-    survived = [m for m in mutation.mutants if m.status == "Survived"]
-    if not survived:
-        return [], []
-    # The mutation stage left each file's sites and compiled mutants in the cache:
-    # planning the files again from it costs no parse and no compile.
-    cache = ResultCache(project.root)
-    try:
-        planner = planner_for(project, config, baseline, cache)
-        planned = {
-            planned_mutant.id: planned_mutant
-            for file in sorted({m.file for m in survived})
-            for planned_mutant in planner.plan_file(project.root / file)
-        }
-    finally:
-        cache.close()
+    """Survivors to search a witness for, and those that cannot have one. Each survivor's
+    code comes from the job the mutation stage ran it with: no file is planned again."""
     specs, unsearchable = [], []
     observed_keys = {f"{entry.file}::{entry.qualname}" for entry in baseline.observed}
-    for mutant in survived:
-        planned_mutant = planned.get(mutant.id)
+    sources: dict[str, str] = {}
+    for mutant in (m for m in mutation.mutants if m.status == "Survived"):
+        job = jobs.get(mutant.id)
         in_file = [key for key in probed if key.startswith(f"{mutant.file}::")]
         in_file.sort(key=lambda key: (key not in observed_keys, key))
         own = f"{mutant.file}::{mutant.function}"
         keys = [own] if own in probed else in_file[:WITNESS_CANDIDATES]
-        if planned_mutant is None or not keys:
-            why = "no probeable function in its file" if planned_mutant else "not planned again"
+        if job is not None and not job.code_b64 and job.file not in sources:
+            sources[job.file] = Path(job.file).read_text(encoding="utf-8")
+        why = ""
+        if job is None:
+            why = "no code of the mutant to run"
+        elif not keys:
+            why = "no probeable function in its file"
+        elif not job.code_b64 and text_digest(sources[job.file]) != job.source_digest:
+            why = "its file changed during the run"
+        if why:
             unsearchable.append(Witness(mutant_id=mutant.id, status="not probeable", reason=why))
             continue
         spec = SurvivorSpec(
             mutant_id=mutant.id,
             description=mutant.description,
-            path=os.path.realpath(planned_mutant.abs_path),
-            first_line=planned_mutant.target[0],
-            name=planned_mutant.target[1],
+            path=job.file,
+            first_line=job.target_line,
+            name=job.target_name,
             targets=keys,
         )
-        if planned_mutant.function_code:
-            code = zlib.decompress(planned_mutant.function_code)
-            spec.code_b64 = base64.b64encode(code).decode()
+        if job.code_b64:
+            spec.code_b64 = job.code_b64
         else:
-            spec.module_name = project.module_name(Path(planned_mutant.abs_path))
-            spec.module_source = planned_mutant.site.apply(planned_mutant.source)
-            spec.rerun_lines = list(planned_mutant.rerun_lines)
+            spec.module_name = job.module_name
+            spec.module_source = job.mutated(sources[job.file])
+            spec.rerun_lines = [(first, last) for first, last in job.rerun_lines]
         specs.append(spec)
     return specs, unsearchable
 
@@ -153,10 +145,14 @@ def _environment(project: Project, private_tmp: Path, isolation: Isolation) -> d
 
 
 def run_probes(
-    run: RunContext, baseline: BaselineSection, mutation: MutationSection | None
+    run: RunContext,
+    baseline: BaselineSection,
+    mutation: MutationSection | None,
+    survivors: Mapping[str, Job] | None = None,
 ) -> ProbesSection:
-    """Probes still running when the run's time budget runs out are stopped, and what
-    came in is kept."""
+    """`survivors`: each surviving mutant's job (`MutationRun.survivors`), which the
+    witness searches run. Probes still running when the run's time budget runs out are
+    stopped, and what came in is kept."""
     project, config = run.project, run.config
     started = time.perf_counter()
     functions: list[FunctionProbe] = []
@@ -174,8 +170,8 @@ def run_probes(
             )
         else:
             probed[target.key] = _target_spec(project, target, baseline)
-    survivors, witnesses = (
-        _survivors(project, config, baseline, mutation, probed) if mutation else ([], [])
+    to_witness, witnesses = (
+        _survivors(baseline, mutation, survivors or {}, probed) if mutation else ([], [])
     )
     expected = sorted(expected_exceptions(list(project.test_files)))
     cache = _cache(project, config, expected)
@@ -187,7 +183,7 @@ def run_probes(
             to_probe.append(spec)
         else:
             results.append(known)
-    for survivor in survivors:
+    for survivor in to_witness:
         found = cache.witness(survivor)
         if found is None:
             to_search.append(survivor)

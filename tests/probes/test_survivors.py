@@ -1,0 +1,101 @@
+"""The witness searches run each survivor as the mutation stage ran it: from its job,
+without planning its file again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from auditor.engine.protocol import Job, text_digest
+from auditor.probes.stage import _survivors
+from auditor.report import BaselineSection, Mutant, MutationSection
+from tests.conftest import target_spec
+
+SOURCE = "RATE = 2\n\n\ndef price(n):\n    return n * RATE\n"
+
+
+def _section(mutant_id: str) -> MutationSection:
+    mutant = Mutant(
+        id=mutant_id,
+        file="shop.py",
+        function="",
+        operator="constants.number",
+        family="constants",
+        line=1,
+        col=7,
+        end_line=1,
+        original="2",
+        replacement="3",
+        description="2 -> 3",
+        diff="",
+        status="Survived",
+        path="module",
+    )
+    return MutationSection.model_construct(mutants=[mutant])
+
+
+def _baseline() -> BaselineSection:
+    return BaselineSection(
+        tests=[], collection_errors=[], passed=0, excluded=0, restarts=0, import_time_lines={}
+    )
+
+
+def _module_job(path: Path, mutant_id: str) -> Job:
+    start = SOURCE.index("2")
+    return Job(
+        id=mutant_id,
+        path="module",
+        file=str(path),
+        module_name="shop",
+        tests=[],
+        timeout=1.0,
+        source_digest=text_digest(SOURCE),
+        patch_start=start,
+        patch_end=start + 1,
+        replacement="3",
+        rerun_lines=[[1, 1]],
+    )
+
+
+def _probed(path: Path) -> dict:
+    return {"shop.py::price": target_spec("shop.py::price", str(path), "shop", line=4)}
+
+
+def test_an_import_time_survivor_carries_the_module_its_job_mutates(tmp_path):
+    path = tmp_path / "shop.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    mutant_id = "shop.py::<module>::constants.number@1:7#0"
+    specs, unsearchable = _survivors(
+        _baseline(), _section(mutant_id), {mutant_id: _module_job(path, mutant_id)}, _probed(path)
+    )
+    assert unsearchable == []
+    [spec] = specs
+    assert spec.module_source == SOURCE.replace("RATE = 2", "RATE = 3")
+    assert (spec.module_name, spec.rerun_lines, spec.targets) == (
+        "shop",
+        [(1, 1)],
+        ["shop.py::price"],
+    )
+
+
+def test_a_survivor_whose_file_changed_since_it_ran_is_not_searched(tmp_path):
+    path = tmp_path / "shop.py"
+    path.write_text(SOURCE.replace("n * RATE", "RATE * n"), encoding="utf-8")
+    mutant_id = "shop.py::<module>::constants.number@1:7#0"
+    specs, unsearchable = _survivors(
+        _baseline(), _section(mutant_id), {mutant_id: _module_job(path, mutant_id)}, _probed(path)
+    )
+    assert specs == []
+    assert [(w.status, w.reason) for w in unsearchable] == [
+        ("not probeable", "its file changed during the run")
+    ]
+
+
+def test_a_survivor_with_no_job_such_as_an_imported_verdict_is_not_probeable(tmp_path):
+    path = tmp_path / "shop.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    mutant_id = "shop.py::price::mutmut@2#1"
+    specs, unsearchable = _survivors(_baseline(), _section(mutant_id), {}, _probed(path))
+    assert specs == []
+    assert [(w.status, w.reason) for w in unsearchable] == [
+        ("not probeable", "no code of the mutant to run")
+    ]
