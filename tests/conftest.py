@@ -14,10 +14,12 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from auditor.probes.protocol import TargetSpec
+from auditor.report import Mutant
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -184,6 +186,27 @@ def _audit_every_fixture(base: Path) -> list[dict]:
                 }
             )
     return runs
+
+
+def a_mutant(mutant_id: str, **fields: Any) -> Mutant:
+    """A report mutant (a surviving constant change in `pkg/m.py::f`), with `fields`
+    changed, for checks that read mutants without running any."""
+    defaults: dict[str, Any] = {
+        "file": "pkg/m.py",
+        "function": "f",
+        "operator": "constants.number",
+        "family": "constants",
+        "line": 1,
+        "col": 0,
+        "end_line": 1,
+        "original": "1",
+        "replacement": "2",
+        "description": "1 -> 2",
+        "diff": "",
+        "status": "Survived",
+        "path": "swap",
+    }
+    return Mutant(id=mutant_id, **{**defaults, **fields})
 
 
 def target_spec(key: str, path: str, module: str, line: int = 1) -> TargetSpec:

@@ -7,7 +7,6 @@ from auditor.report import (
     CoverageCounts,
     CoverageSection,
     Estimate,
-    Mutant,
     MutationSection,
     ProbeFinding,
     ProbesSection,
@@ -15,6 +14,7 @@ from auditor.report import (
     TestResult,
     Witness,
 )
+from tests.conftest import a_mutant
 
 
 def counts(line: float, branch: float) -> CoverageCounts:
@@ -108,21 +108,15 @@ def _probes(crashes: int, equivalent: list[str]) -> ProbesSection:
 
 def _mutation(statuses: list[str]) -> MutationSection:
     mutants = [
-        Mutant(
-            id=f"m{i}",
+        a_mutant(
+            f"m{i}",
             file="m.py",
-            function="f",
             operator="o",
             family="f",
-            line=1,
-            col=0,
-            end_line=1,
             original="a",
             replacement="b",
             description="a -> b",
-            diff="",
             status=status,
-            path="swap",
         )
         for i, status in enumerate(statuses)
     ]

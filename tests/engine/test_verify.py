@@ -4,26 +4,11 @@ import random
 
 from auditor.engine.verify import _sample
 from auditor.report import Mutant
+from tests.conftest import a_mutant
 
 
 def mutant(name: str, path: str = "swap", covered_by: tuple[str, ...] = ("t::a",)) -> Mutant:
-    return Mutant(
-        id=name,
-        file="pkg/m.py",
-        function="f",
-        operator="constants.number",
-        family="constants",
-        line=1,
-        col=0,
-        end_line=1,
-        original="1",
-        replacement="2",
-        description="1 -> 2",
-        diff="",
-        status="Survived",
-        path=path,
-        covered_by=list(covered_by),
-    )
+    return a_mutant(name, path=path, covered_by=list(covered_by))
 
 
 def test_half_the_sample_comes_from_code_that_subprocesses_run():

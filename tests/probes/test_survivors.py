@@ -7,27 +7,21 @@ from pathlib import Path
 
 from auditor.engine.protocol import Job, text_digest
 from auditor.probes.stage import _survivors
-from auditor.report import BaselineSection, Mutant, MutationSection
-from tests.conftest import target_spec
+from auditor.report import BaselineSection, MutationSection
+from tests.conftest import a_mutant, target_spec
 
 SOURCE = "RATE = 2\n\n\ndef price(n):\n    return n * RATE\n"
 
 
 def _section(mutant_id: str) -> MutationSection:
-    mutant = Mutant(
-        id=mutant_id,
+    mutant = a_mutant(
+        mutant_id,
         file="shop.py",
         function="",
-        operator="constants.number",
-        family="constants",
-        line=1,
         col=7,
-        end_line=1,
         original="2",
         replacement="3",
         description="2 -> 3",
-        diff="",
-        status="Survived",
         path="module",
     )
     return MutationSection.model_construct(mutants=[mutant])
