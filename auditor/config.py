@@ -64,12 +64,18 @@ def _severity_limits(value: object) -> object:
     return limits
 
 
+def shard_parts(text: str) -> tuple[int, int]:
+    """`K/N` as (K, N); raises ValueError unless 1 <= K <= N."""
+    match = re.fullmatch(r"\s*(\d+)/(\d+)\s*", text)
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise ValueError(f"expects K/N with 1 <= K <= N, e.g. 2/8; got '{text}'")
+    return int(match[1]), int(match[2])
+
+
 def _shard(value: object) -> object:
     if isinstance(value, str):
-        match = re.fullmatch(r"\s*(\d+)/(\d+)\s*", value)
-        if not match or not 1 <= int(match[1]) <= int(match[2]):
-            raise ValueError(f"expects K/N with 1 <= K <= N, e.g. 2/8; got '{value}'")
-        return f"{int(match[1])}/{int(match[2])}"
+        index, total = shard_parts(value)
+        return f"{index}/{total}"
     return value
 
 

@@ -110,9 +110,6 @@ class Project:
     test_file_patterns: tuple[str, ...] = PYTEST_TEST_FILES
     """pytest's `python_files` for this project (`test_file_patterns`)."""
 
-    def is_test_file(self, path: Path) -> bool:
-        return is_test_file(path, self.test_file_patterns)
-
     def relative(self, path: str | Path) -> str:
         """`path` relative to the project root, as the report writes it."""
         return relative(path, self.root)

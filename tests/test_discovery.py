@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.discovery import discover
+from auditor.discovery import discover, is_test_file
 from auditor.errors import DiscoveryError
 from tests.conftest import FIXTURES
 
@@ -157,4 +157,4 @@ def test_a_folder_named_like_a_test_does_not_make_its_files_tests(tmp_path: Path
     shutil.copytree(FIXTURES / "shop", root, ignore=shutil.ignore_patterns(".audit"))
     project = discover(["tests_shallow"], [], root)
     assert "cart.py" in names(project.source_files)
-    assert not any(project.is_test_file(path) for path in project.source_files)
+    assert not any(is_test_file(path, project.test_file_patterns) for path in project.source_files)

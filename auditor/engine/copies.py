@@ -132,16 +132,16 @@ def suite_paths(project: Project) -> list[str]:
 
 
 def _copy_result(
-    mutant: PlannedMutant, tests: list[str], run: CopyRun, seconds: float
+    mutant: PlannedMutant, tests: list[str], outcome: CopyRun, seconds: float
 ) -> JobResult:
     return JobResult(
         id=mutant.id,
-        status="Killed" if run.red else "Survived",
-        killed_by=run.failing[:1],
-        kill_kind=("assertion" if run.by_check else "error") if run.red else "",
+        status="Killed" if outcome.red else "Survived",
+        killed_by=outcome.failing[:1],
+        kill_kind=("assertion" if outcome.by_check else "error") if outcome.red else "",
         ran=len(tests),
         duration=round(seconds, 4),
-        detail=run.reason,
+        detail=outcome.reason,
         on_copy=True,
     )
 

@@ -17,10 +17,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.config import AuditConfig
+from auditor.config import AuditConfig, shard_parts
 from auditor.discovery import Project
 from auditor.engine.plan import PlannedMutant
-from auditor.errors import DiffError
+from auditor.errors import ConfigError, DiffError
 from auditor.report import Scope
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
@@ -34,12 +34,10 @@ class Shard:
 
     @classmethod
     def parse(cls, text: str) -> Shard:
-        from auditor.errors import ConfigError
-
-        match = re.fullmatch(r"(\d+)/(\d+)", text.strip())
-        if not match or not 1 <= int(match[1]) <= int(match[2]):
-            raise ConfigError(f"--shard expects K/N with 1 <= K <= N, e.g. 2/8; got '{text}'")
-        return cls(int(match[1]), int(match[2]))
+        try:
+            return cls(*shard_parts(text))
+        except ValueError as exc:
+            raise ConfigError(f"--shard {exc}") from None
 
     def holds(self, mutant_id: str) -> bool:
         digest = hashlib.sha256(mutant_id.encode()).digest()
