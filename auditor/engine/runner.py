@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import marshal
 import math
 import os
 import select
@@ -21,10 +20,15 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import CodeType
 from typing import IO, Any
 
-from auditor.engine.protocol import text_digest
+from auditor.engine.mutant import (
+    MutantCompileError,
+    MutantImportError,
+    MutantSources,
+    PreparedMutant,
+)
+from auditor.engine.swap import SwapError
 from auditor.memory import MEMORY_POLL_SECONDS, MemoryWatch, resident_bytes
 
 _PYTEST_ARGS = ["-p", "no:cacheprovider", "-s", "--tb=no", "-q"]
@@ -39,8 +43,7 @@ class RunnerPlugin:
         self.failed_in_child = False
         self.failed_by_check = False
         self.failed_at = 0
-        self.sources: dict[str, tuple[str, str]] = {}
-        self.consumer_code: dict[tuple[str, int, int], list[CodeType]] = {}
+        self.sources = MutantSources()
 
     def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
         # A check (assert, pytest.raises, pytest.fail) failing is an oracle at work; any
@@ -101,16 +104,10 @@ class RunnerPlugin:
         spawning = [self.items[nodeid] for nodeid in job.subprocess_tests if nodeid in self.items]
         if not items and not spawning:
             return {"id": job.id, "status": "RuntimeError", "detail": "no covering test collected"}
-        mutated = ""
-        if job.source_digest:
-            original, digest = self.original_source(job.file)
-            if digest != job.source_digest:
-                detail = f"{job.file} changed on disk during the run"
-                return {"id": job.id, "status": "RuntimeError", "detail": detail}
-            mutated = job.mutated(original)
-        consumers = [
-            (name, self._consumer(file, start, end)) for file, name, start, end in job.consumers
-        ]
+        try:
+            mutant = self.sources.prepare(job)
+        except SwapError as changed:
+            return {"id": job.id, "status": "RuntimeError", "detail": str(changed)}
         read_end, write_end = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -118,7 +115,7 @@ class RunnerPlugin:
         pid = os.fork()
         if pid == 0:
             os.close(read_end)
-            self._child(job, mutated, consumers, items, spawning, write_end)
+            self._child(mutant, items, spawning, write_end)
             os._exit(0)  # not reached: _child always leaves with os._exit
         os.close(write_end)
         watch = MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.child_growth_limit_mb)
@@ -140,42 +137,18 @@ class RunnerPlugin:
     def served_mutant(self, child: int) -> ServedMutant:
         return ServedMutant(Path(self.spec.scratch) / f"mutant-{child}.json")
 
-    def original_source(self, file: str) -> tuple[str, str]:
-        """The file's text and its digest, read and digested once per runner."""
-        if file not in self.sources:
-            try:
-                text = Path(file).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                text = ""
-            self.sources[file] = (text, text_digest(text))
-        return self.sources[file]
-
-    def _consumer(self, file: str, start: int, end: int) -> list[CodeType]:
-        """A statement of another module to run again after a module-path mutant,
-        compiled once per runner (in the runner, so no child reads or compiles it)."""
-        key = (file, start, end)
-        if key not in self.consumer_code:
-            from auditor.engine.reexecution import compile_statements
-
-            source, _ = self.original_source(file)
-            self.consumer_code[key] = compile_statements(source, [(start, end)], file)
-        return self.consumer_code[key]
-
     def _child(
         self,
-        job: Any,
-        mutated: str,
-        consumers: list[tuple[str, list[CodeType]]],
+        mutant: PreparedMutant,
         items: list[Any],
         spawning: list[Any],
         channel: int,
     ) -> None:
         from _pytest.runner import runtestprotocol
 
-        from auditor.engine.reexecution import rerun_code
-        from auditor.engine.swap import SwapError, module_for, reexecute_module, swap_function
         from auditor.sandbox import limit_resources
 
+        job = mutant.job
         child = os.getpid()
 
         def tell(message: dict[str, Any]) -> None:
@@ -188,41 +161,17 @@ class RunnerPlugin:
             _discard_output()
             _detach_stdin()
             limit_resources(self.spec.memory_limit_mb, cpu_seconds=math.ceil(job.timeout) + 2)
-            if job.path == "subprocess":
-                # Nothing to apply here; a mutant that does not compile is no test's kill.
-                try:
-                    compile(mutated, job.file, "exec", dont_inherit=True)
-                except (SyntaxError, ValueError) as exc:
-                    tell({"compile_error": f"{type(exc).__name__}: {exc}"[:300]})
-                    os._exit(0)
-            elif job.path == "swap":
-                functions = self.index.get((job.file, job.target_line, job.target_name))
-                if not functions:
-                    module_for(job.file, job.module_name)
-                    from auditor.engine.swap import live_functions
-
-                    functions = live_functions({job.file}).get(
-                        (job.file, job.target_line, job.target_name), []
-                    )
-                swap_function(functions, marshal.loads(job.code_bytes()))
+            if job.path == "subprocess":  # only its tests' subprocesses get the mutant
+                mutant.check_compiles()
             else:
-                module = module_for(job.file, job.module_name)
-                try:
-                    compiled = rerun_code(mutated, job.rerun_lines, job.file)
-                except (SyntaxError, ValueError) as exc:
-                    tell({"compile_error": f"{type(exc).__name__}: {exc}"[:300]})
-                    os._exit(0)
-                try:
-                    reexecute_module(module, compiled)
-                    for name, codes in consumers:
-                        consumer = sys.modules.get(name)
-                        if consumer is not None:  # else it imports the mutant afresh
-                            reexecute_module(consumer, codes)
-                except Exception as exc:  # the mutant breaks the module's import
-                    tell({"start": items[0].nodeid})
-                    detail = f"import fails: {exc!r}"[:300]
-                    tell({"killed_by": items[0].nodeid, "kill_kind": "error", "detail": detail})
-                    os._exit(0)
+                mutant.apply(self.index)
+        except MutantCompileError as exc:
+            tell({"compile_error": str(exc)})
+            os._exit(0)
+        except MutantImportError as exc:
+            tell({"start": items[0].nodeid})
+            tell({"killed_by": items[0].nodeid, "kill_kind": "error", "detail": str(exc)})
+            os._exit(0)
         except SwapError as exc:
             tell({"error": str(exc)})
             os._exit(0)
@@ -234,7 +183,7 @@ class RunnerPlugin:
         everything = items + spawning
         try:
             if job.serve_subprocesses:
-                served.offer(job.file, mutated)
+                served.offer(job.file, mutant.mutated)
             killed = False
             for position, item in enumerate(everything):
                 tell({"start": item.nodeid})

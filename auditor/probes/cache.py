@@ -38,7 +38,10 @@ class ProbeCache:
         self._cache = cache
 
     def _key(self, kind: str, spec: TargetSpec | SurvivorSpec) -> str:
-        content = spec.model_dump_json(exclude=_LOCATION)
+        if isinstance(spec, SurvivorSpec):
+            content = json.dumps(spec.content())
+        else:
+            content = spec.model_dump_json(exclude=_LOCATION)
         return hashlib.sha256(f"{self._salt}\0{kind}\0{content}".encode()).hexdigest()
 
     def probes(self, spec: TargetSpec) -> FunctionResult | None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from auditor.engine.protocol import Job
 from auditor.report import FunctionProbe, ProbeFinding, Witness
 
 
@@ -30,25 +30,32 @@ class TargetSpec(BaseModel):
 
 
 class SurvivorSpec(BaseModel):
-    mutant_id: str
+    job: Job
+    """The payload the mutation stage ran the mutant with (`MutationRun.survivors`)."""
     description: str
-    path: str
-    """Absolute (real) path of the mutated file."""
-    first_line: int
-    name: str
-    """`co_firstlineno` and `co_name` of the mutated function."""
-    code_b64: str = ""
-    """The mutated function's code (marshal); '' for an import-time mutant."""
-    module_name: str = ""
-    module_source: str = ""
-    """For an import-time mutant: the whole mutated module, re-executed in place."""
-    rerun_lines: list[tuple[int, int]] = []
-    """Of `module_source`, the statements to run again; empty: all (`reexecution`)."""
     targets: list[str]
     """Keys of the targets to search through, best first."""
 
-    def code(self) -> bytes:
-        return base64.b64decode(self.code_b64)
+    @property
+    def mutant_id(self) -> str:
+        return self.job.id
+
+    @property
+    def path(self) -> str:
+        """Absolute (real) path of the mutated file."""
+        return self.job.file
+
+    def content(self) -> dict[str, object]:
+        """What the search depends on besides the code under test: the mutant and where
+        to search it, not where the project lies or how long its tests took."""
+        job = self.job
+        return {
+            "mutant": [job.id, self.description, job.path, job.module_name],
+            "function": [job.target_line, job.target_name, job.code_b64],
+            "patch": [job.patch_start, job.patch_end, job.replacement, job.rerun_lines],
+            "consumers": [consumer[1:] for consumer in job.consumers],
+            "targets": self.targets,
+        }
 
 
 SEARCH_CHUNK = 100

@@ -3,6 +3,7 @@ turn its results into the report's `probes` section."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import select
@@ -21,7 +22,8 @@ from auditor.config import AuditConfig
 from auditor.context import RunContext
 from auditor.discovery import Project
 from auditor.engine.cache import ResultCache
-from auditor.engine.protocol import Job, text_digest
+from auditor.engine.mutant import MutantSources
+from auditor.engine.protocol import Job
 from auditor.errors import AuditError
 from auditor.hypothesis_storage import storage_folder
 from auditor.isolation import Isolation
@@ -97,40 +99,26 @@ def _survivors(
     code comes from the job the mutation stage ran it with: no file is planned again."""
     specs, unsearchable = [], []
     observed_keys = {f"{entry.file}::{entry.qualname}" for entry in baseline.observed}
-    sources: dict[str, str] = {}
+    sources = MutantSources()
     for mutant in (m for m in mutation.mutants if m.status == "Survived"):
         job = jobs.get(mutant.id)
         in_file = [key for key in probed if key.startswith(f"{mutant.file}::")]
         in_file.sort(key=lambda key: (key not in observed_keys, key))
         own = f"{mutant.file}::{mutant.function}"
         keys = [own] if own in probed else in_file[:WITNESS_CANDIDATES]
-        if job is not None and not job.code_b64 and job.file not in sources:
-            sources[job.file] = Path(job.file).read_text(encoding="utf-8")
         why = ""
         if job is None:
             why = "no code of the mutant to run"
         elif not keys:
             why = "no probeable function in its file"
-        elif not job.code_b64 and text_digest(sources[job.file]) != job.source_digest:
+        elif sources.changed(job):
             why = "its file changed during the run"
         if why:
             unsearchable.append(Witness(mutant_id=mutant.id, status="not probeable", reason=why))
             continue
-        spec = SurvivorSpec(
-            mutant_id=mutant.id,
-            description=mutant.description,
-            path=job.file,
-            first_line=job.target_line,
-            name=job.target_name,
-            targets=keys,
-        )
-        if job.code_b64:
-            spec.code_b64 = job.code_b64
-        else:
-            spec.module_name = job.module_name
-            spec.module_source = job.mutated(sources[job.file])
-            spec.rerun_lines = [(first, last) for first, last in job.rerun_lines]
-        specs.append(spec)
+        # The search runs no test: the job's test lists would only weigh on the spec.
+        payload = dataclasses.replace(job, tests=[], subprocess_tests=[])
+        specs.append(SurvivorSpec(job=payload, description=mutant.description, targets=keys))
     return specs, unsearchable
 
 

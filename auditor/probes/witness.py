@@ -1,32 +1,30 @@
-"""Witnesses for surviving mutants, a group at a time (`SurvivorSpec.search_group`), inside a
-forked child.
+"""Witnesses for surviving mutants, a group at a time (`search_items`), inside a forked
+child.
 
 The inputs are generated once per function and the original's outcome on each is
 computed once; each survivor then runs in a throwaway grandchild that applies the mutant
-(a code swap, or the mutated module re-executed for import-time code), replays the same
-inputs, and keeps the simplest one on which a test could tell the two apart. The
-suggested test is checked both ways: it fails in the grandchild (mutant) and passes back
-here (original)."""
+from the job the engine ran it with, as the engine's child did (`PreparedMutant`),
+replays the same inputs, and keeps the simplest one on which a test could tell the two
+apart. The suggested test is checked both ways: it fails in the grandchild (mutant) and
+passes back here (original)."""
 
 from __future__ import annotations
 
 import base64
 import contextlib
 import itertools
-import marshal
 import pickle
 import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import FunctionType
 
 from hypothesis import find
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 from pydantic import BaseModel
 
-from auditor.engine.reexecution import rerun_code
-from auditor.engine.swap import module_for, reexecute_module, swap_function
+from auditor.engine.mutant import FunctionIndex, MutantSources, PreparedMutant
+from auditor.engine.swap import SwapError
 from auditor.probes.calls import CallTimeout, Example, Subject, _on_alarm
 from auditor.probes.outcomes import Outcome, equal, same
 from auditor.probes.protocol import ProbeSpec, SurvivorSpec
@@ -36,7 +34,6 @@ from auditor.report import Witness
 
 ENOUGH = 20
 """Differing inputs to choose the simplest from: the replay stops there."""
-Alive = dict[tuple[str, int, str], list[FunctionType]]
 
 
 @dataclass
@@ -123,21 +120,15 @@ def trials_for(
     return trials
 
 
-def _apply(survivor: SurvivorSpec, alive: Alive) -> None:
-    """Turn this (throwaway) process's code into the mutant's."""
-    if survivor.module_source:
-        module = module_for(survivor.path, survivor.module_name)
-        reexecute_module(
-            module, rerun_code(survivor.module_source, survivor.rerun_lines, survivor.path)
-        )
-        return
-    functions = alive.get((survivor.path, survivor.first_line, survivor.name), [])
-    swap_function(functions, marshal.loads(survivor.code()))
-
-
-def _on_mutant(survivor: SurvivorSpec, trials: list[Trial], spec: ProbeSpec, alive: Alive) -> Draft:
+def _on_mutant(
+    survivor: SurvivorSpec,
+    mutant: PreparedMutant,
+    alive: FunctionIndex,
+    trials: list[Trial],
+    spec: ProbeSpec,
+) -> Draft:
     """Runs in the grandchild: replay the trials on the mutant."""
-    _apply(survivor, alive)
+    mutant.apply(alive)
     outcomes: list[Outcome] = []
     differing: list[int] = []
     deadline = time.monotonic() + spec.time_budget / 2
@@ -232,7 +223,7 @@ def witnesses_for_group(
     survivors: list[SurvivorSpec],
     subjects: dict[str, Subject],
     spec: ProbeSpec,
-    alive: Alive,
+    alive: FunctionIndex,
     run_forked: Callable[[Callable[[], BaseModel], float], tuple[str | None, str]],
 ) -> WitnessBatch:
     """Runs in the group's child: original outcomes here, each mutant in a grandchild."""
@@ -246,6 +237,7 @@ def witnesses_for_group(
         if text is not None:
             examples = _unpickled(Inputs.model_validate_json(text))
             trials_by_key[key] = trials_for(subjects[key], spec, examples)
+    sources = MutantSources()  # the group's file, read once
     found = []
     for survivor in survivors:
         trials = _interleaved(
@@ -253,22 +245,26 @@ def witnesses_for_group(
             spec.witness_examples,
         )
         if not trials:
-            found.append(
-                Witness(
-                    mutant_id=survivor.mutant_id,
-                    status="not probeable",
-                    reason="no probeable function reaches it",
-                )
-            )
+            found.append(_not_probeable(survivor, "no probeable function reaches it"))
+            continue
+        try:
+            mutant = sources.prepare(survivor.job)
+        except SwapError as changed:
+            found.append(_not_probeable(survivor, str(changed)))
             continue
         text, why = run_forked(
-            lambda s=survivor, t=trials: _on_mutant(s, t, spec, alive), spec.time_budget
+            lambda s=survivor, m=mutant, t=trials: _on_mutant(s, m, alive, t, spec),
+            spec.time_budget,
         )
         if text is None:
-            found.append(Witness(mutant_id=survivor.mutant_id, status="not probeable", reason=why))
+            found.append(_not_probeable(survivor, why))
             continue
         found.append(_finish(survivor, trials, Draft.model_validate_json(text), spec))
     return WitnessBatch(witnesses=found)
+
+
+def _not_probeable(survivor: SurvivorSpec, reason: str) -> Witness:
+    return Witness(mutant_id=survivor.mutant_id, status="not probeable", reason=reason)
 
 
 def _finish(survivor: SurvivorSpec, trials: list[Trial], draft: Draft, spec: ProbeSpec) -> Witness:

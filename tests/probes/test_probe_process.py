@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from auditor.engine.protocol import Job
 from auditor.probes.protocol import (
     SEARCH_CHUNK,
     FunctionResult,
@@ -31,9 +32,8 @@ def _target(key: str) -> TargetSpec:
 
 
 def _survivor(mutant_id: str, path: str, targets: tuple[str, ...] = ("a::f",)) -> SurvivorSpec:
-    return SurvivorSpec(
-        mutant_id=mutant_id, description="", path=path, first_line=1, name="f", targets=targets
-    )
+    job = Job(id=mutant_id, path="swap", file=path, module_name="", tests=[], timeout=1.0)
+    return SurvivorSpec(job=job, description="", targets=list(targets))
 
 
 def test_witness_searches_come_first_largest_group_first_then_function_probes():

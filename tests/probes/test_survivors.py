@@ -3,9 +3,12 @@ without planning its file again."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+from auditor.engine.mutant import MutantSources
 from auditor.engine.protocol import Job, text_digest
+from auditor.probes.protocol import SurvivorSpec
 from auditor.probes.stage import _survivors
 from auditor.report import BaselineSection, MutationSection
 from tests.conftest import a_mutant, target_spec
@@ -40,7 +43,7 @@ def _module_job(path: Path, mutant_id: str) -> Job:
         path="module",
         file=str(path),
         module_name="shop",
-        tests=[],
+        tests=["tests/test_shop.py::test_price"],
         timeout=1.0,
         source_digest=text_digest(SOURCE),
         patch_start=start,
@@ -54,21 +57,29 @@ def _probed(path: Path) -> dict:
     return {"shop.py::price": target_spec("shop.py::price", str(path), "shop", line=4)}
 
 
-def test_an_import_time_survivor_carries_the_module_its_job_mutates(tmp_path):
+def test_a_survivor_is_searched_from_the_job_that_ran_it_without_its_tests(tmp_path):
     path = tmp_path / "shop.py"
     path.write_text(SOURCE, encoding="utf-8")
     mutant_id = "shop.py::<module>::constants.number@1:7#0"
+    job = _module_job(path, mutant_id)
     specs, unsearchable = _survivors(
-        _baseline(), _section(mutant_id), {mutant_id: _module_job(path, mutant_id)}, _probed(path)
+        _baseline(), _section(mutant_id), {mutant_id: job}, _probed(path)
     )
     assert unsearchable == []
     [spec] = specs
-    assert spec.module_source == SOURCE.replace("RATE = 2", "RATE = 3")
-    assert (spec.module_name, spec.rerun_lines, spec.targets) == (
-        "shop",
-        [(1, 1)],
-        ["shop.py::price"],
-    )
+    assert spec.job == dataclasses.replace(job, tests=[])
+    assert spec.targets == ["shop.py::price"]
+
+
+def test_the_search_applies_the_same_patch_the_mutation_stage_ran(tmp_path):
+    path = tmp_path / "shop.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    mutant_id = "shop.py::<module>::constants.number@1:7#0"
+    job = _module_job(path, mutant_id)
+    [spec], _ = _survivors(_baseline(), _section(mutant_id), {mutant_id: job}, _probed(path))
+    searched = MutantSources().prepare(spec.job)
+    assert searched.mutated == MutantSources().prepare(job).mutated
+    assert searched.mutated == SOURCE.replace("RATE = 2", "RATE = 3")
 
 
 def test_a_survivor_whose_file_changed_since_it_ran_is_not_searched(tmp_path):
@@ -93,3 +104,14 @@ def test_a_survivor_with_no_job_such_as_an_imported_verdict_is_not_probeable(tmp
     assert [(w.status, w.reason) for w in unsearchable] == [
         ("not probeable", "no code of the mutant to run")
     ]
+
+
+def test_a_witness_search_is_keyed_by_its_mutant_not_by_where_or_how_long_it_ran(tmp_path):
+    mutant_id = "shop.py::<module>::constants.number@1:7#0"
+    here = SurvivorSpec(
+        job=_module_job(tmp_path / "a" / "shop.py", mutant_id), description="", targets=["t"]
+    )
+    moved = dataclasses.replace(here.job, file=str(tmp_path / "b" / "shop.py"), timeout=9.0)
+    other = dataclasses.replace(here.job, replacement="4")
+    assert SurvivorSpec(job=moved, description="", targets=["t"]).content() == here.content()
+    assert SurvivorSpec(job=other, description="", targets=["t"]).content() != here.content()
