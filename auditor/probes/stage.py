@@ -127,6 +127,8 @@ def _environment(project: Project, private_tmp: Path, isolation: Isolation) -> d
     paths = [*(str(root) for root in project.source_roots), env.get("PYTHONPATH", "")]
     env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # The inputs and outputs a witness shows (a set's order, say) are the same each run.
+    env["PYTHONHASHSEED"] = "0"
     env["TMPDIR"] = str(private_tmp)
     env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(storage_folder(private_tmp, isolation))
     return env
