@@ -103,6 +103,26 @@ def _warm_hypothesis() -> None:
     find(strategies.integers(), lambda _: True, settings=settings(database=None))
 
 
+def _hide_own_constants() -> None:
+    """Hypothesis also tries, as inputs, the constants of every module it takes for the
+    user's code: any file outside site-packages. Installed from a checkout (editable),
+    audit's own modules pass for such code, and their strings would turn up among the
+    inputs: other inputs, hence other witnesses, than a regular install finds, changing
+    with every edit of audit. Marked as seen once audit's modules are imported, they are
+    never read. Hypothesis keeps that mark in a private set; without it, nothing changes."""
+    from hypothesis.internal.conjecture import providers
+
+    seen = getattr(providers, "_seen_modules", None)
+    if not isinstance(seen, set):
+        return
+    installed = Path(__file__).resolve().parents[2]
+    own = tuple(f"{installed / package}{os.sep}" for package in ("auditor", "mutators", "reports"))
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if file and os.path.realpath(file).startswith(own):
+            seen.add(id(module))
+
+
 _memory_limit_mb = 1024
 _growth_limit_mb = 128
 
@@ -165,10 +185,11 @@ def main(spec_path: str) -> int:
     import hypothesis  # noqa: F401 - imported before the guard, with its own files
 
     from auditor import guard
+    from auditor.engine.swap import live_functions
     from auditor.probes.calls import NotProbeable, Subject
     from auditor.probes.protocol import FunctionResult, WitnessResult, search_items
     from auditor.probes.search import probe_function
-    from auditor.probes.witness import WitnessBatch
+    from auditor.probes.witness import WitnessBatch, witnesses_for_group
     from auditor.report import Witness
 
     if spec.guard:
@@ -187,10 +208,8 @@ def main(spec_path: str) -> int:
             unprobeable[target.key] = ("not probeable", str(why))
         except Exception as error:
             unprobeable[target.key] = ("failed", f"{type(error).__name__}: {error}".splitlines()[0])
+    _hide_own_constants()
     _warm_hypothesis()
-
-    from auditor.engine.swap import live_functions
-    from auditor.probes.witness import witnesses_for_group
 
     groups = search_items(spec.survivors)
     alive = live_functions(source_files) if spec.survivors else {}

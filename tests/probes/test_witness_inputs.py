@@ -3,6 +3,7 @@ them back, so the file's child does not generate them again."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import textwrap
 import threading
@@ -92,3 +93,24 @@ def test_inputs_that_cannot_be_pickled_are_generated_again(module, monkeypatch):
     assert inputs.pickled == ""
     assert _unpickled(inputs) is None
     assert len(trials_for(subject, _spec(5), _unpickled(inputs))) >= 1
+
+
+_CONSTANTS = """
+import subprocess
+import sys
+from hypothesis.internal.conjecture import providers
+import auditor.cli
+from auditor.probes import child
+if sys.argv[1] == "hidden":
+    child._hide_own_constants()
+print("--allow-write" in providers._get_local_constants().strings)
+"""
+
+
+@pytest.mark.parametrize(("mode", "drawn"), [("seen", "True"), ("hidden", "False")])
+def test_hypothesis_draws_no_constant_of_audits_own_modules(mode, drawn, tmp_path):
+    # Installed from this checkout, audit's modules pass for the user's code.
+    result = subprocess.run(
+        [sys.executable, "-c", _CONSTANTS, mode], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert result.stdout.strip() == drawn, result.stderr
