@@ -228,14 +228,18 @@ def main(spec_path: str) -> int:
         else:
             emit(FunctionResult(probe=_probe(target, "failed", reason, subject.params)))
 
+    generated: dict[str, str] = {}
+
     def search(group: str) -> None:
         survivors = groups[group]
         text, reason = _run_forked(
-            lambda: witnesses_for_group(survivors, subjects, spec, alive, _run_forked),
+            lambda: witnesses_for_group(survivors, subjects, spec, alive, _run_forked, generated),
             spec.time_budget * (len(survivors) + 2),
         )
         if text is not None:
-            for witness in WitnessBatch.model_validate_json(text).witnesses:
+            batch = WitnessBatch.model_validate_json(text)
+            generated.update(batch.inputs)
+            for witness in batch.witnesses:
                 emit(WitnessResult(witness=witness))
             return
         for survivor in survivors:

@@ -16,7 +16,7 @@ import itertools
 import pickle
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from hypothesis import find
@@ -57,6 +57,9 @@ class Draft(BaseModel):
 
 class WitnessBatch(BaseModel):
     witnesses: list[Witness]
+    inputs: dict[str, str] = {}
+    """The inputs this group generated, by function (`Inputs.pickled`): the probe process
+    keeps them for the next group that searches through the same function."""
 
 
 class Inputs(BaseModel):
@@ -78,11 +81,11 @@ def _tried_inputs(subject: Subject, spec: ProbeSpec) -> Inputs:
     return Inputs(pickled=pickled)
 
 
-def _unpickled(inputs: Inputs) -> list[Example] | None:
-    if not inputs.pickled:
+def _unpickled(pickled: str) -> list[Example] | None:
+    if not pickled:
         return None
     try:
-        return pickle.loads(base64.b64decode(inputs.pickled))
+        return pickle.loads(base64.b64decode(pickled))
     except Exception:
         return None
 
@@ -225,18 +228,28 @@ def witnesses_for_group(
     spec: ProbeSpec,
     alive: FunctionIndex,
     run_forked: Callable[[Callable[[], BaseModel], float], tuple[str | None, str]],
+    generated: Mapping[str, str],
 ) -> WitnessBatch:
-    """Runs in the group's child: original outcomes here, each mutant in a grandchild."""
+    """Runs in the group's child: original outcomes here, each mutant in a grandchild.
+    `generated`: the inputs earlier groups of this process generated (generating is most
+    of a search's time; derandomized, they come out the same each time)."""
     keys = sorted({key for survivor in survivors for key in survivor.targets if key in subjects})
     # A function whose inputs kill the process (a segfault, a hang past the budget)
     # would take every survivor of the file down with it: try its inputs in a
-    # grandchild first, and take back the inputs it generated.
+    # grandchild first, and take back the inputs it generated. Inputs an earlier group
+    # took back have been tried.
     trials_by_key = {}
+    new_inputs = {}
     for key in keys:
-        text, _ = run_forked(lambda key=key: _tried_inputs(subjects[key], spec), spec.time_budget)
-        if text is not None:
-            examples = _unpickled(Inputs.model_validate_json(text))
-            trials_by_key[key] = trials_for(subjects[key], spec, examples)
+        if key not in generated:
+            text, _ = run_forked(
+                lambda key=key: _tried_inputs(subjects[key], spec), spec.time_budget
+            )
+            if text is None:
+                continue
+            new_inputs[key] = Inputs.model_validate_json(text).pickled
+        pickled = generated[key] if key in generated else new_inputs[key]
+        trials_by_key[key] = trials_for(subjects[key], spec, _unpickled(pickled))
     sources = MutantSources()  # the group's file, read once
     found = []
     for survivor in survivors:
@@ -260,7 +273,7 @@ def witnesses_for_group(
             found.append(_not_probeable(survivor, why))
             continue
         found.append(_finish(survivor, trials, Draft.model_validate_json(text), spec))
-    return WitnessBatch(witnesses=found)
+    return WitnessBatch(witnesses=found, inputs={k: v for k, v in new_inputs.items() if v})
 
 
 def _not_probeable(survivor: SurvivorSpec, reason: str) -> Witness:

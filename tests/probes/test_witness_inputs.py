@@ -1,5 +1,6 @@
 """A function's witness inputs are generated once: the grandchild that tries them hands
-them back, so the file's child does not generate them again."""
+them back, so neither the file's child nor a later group of the process generates them
+again; and Hypothesis draws no constant from audit's own code."""
 
 from __future__ import annotations
 
@@ -7,14 +8,23 @@ import subprocess
 import sys
 import textwrap
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import strategies as st
 
+from auditor.engine.protocol import Job
 from auditor.probes.calls import Subject
-from auditor.probes.protocol import ProbeSpec
-from auditor.probes.witness import Inputs, _tried_inputs, _unpickled, examples_for, trials_for
+from auditor.probes.protocol import ProbeSpec, SurvivorSpec
+from auditor.probes.witness import (
+    Inputs,
+    _tried_inputs,
+    _unpickled,
+    examples_for,
+    trials_for,
+    witnesses_for_group,
+)
 from tests.conftest import target_spec
 
 SOURCE = """
@@ -68,7 +78,7 @@ def _spec(examples: int = 40) -> ProbeSpec:
 def test_the_inputs_handed_back_are_the_ones_generation_gives(module):
     subject = _subject(module, "scale")
     handed_back = _unpickled(
-        Inputs.model_validate_json(_tried_inputs(subject, _spec()).model_dump_json())
+        Inputs.model_validate_json(_tried_inputs(subject, _spec()).model_dump_json()).pickled
     )
     assert handed_back is not None
     assert handed_back == examples_for(subject, 40)
@@ -77,7 +87,7 @@ def test_the_inputs_handed_back_are_the_ones_generation_gives(module):
 
 def test_trials_on_handed_back_inputs_equal_trials_on_fresh_ones(module):
     subject = _subject(module, "scale")
-    handed_back = _unpickled(_tried_inputs(subject, _spec()))
+    handed_back = _unpickled(_tried_inputs(subject, _spec()).pickled)
     again = trials_for(subject, _spec(), handed_back)
     fresh = trials_for(subject, _spec())
     assert [(t.example, t.outcome.value) for t in again] == [
@@ -91,12 +101,29 @@ def test_inputs_that_cannot_be_pickled_are_generated_again(module, monkeypatch):
     monkeypatch.setattr(subject, "strategy", locks)
     inputs = _tried_inputs(subject, _spec(5))
     assert inputs.pickled == ""
-    assert _unpickled(inputs) is None
-    assert len(trials_for(subject, _spec(5), _unpickled(inputs))) >= 1
+    assert _unpickled(inputs.pickled) is None
+    assert len(trials_for(subject, _spec(5), _unpickled(inputs.pickled))) >= 1
+
+
+def test_inputs_an_earlier_group_generated_are_not_generated_again(module):
+    subject = _subject(module, "scale")
+    key = subject.spec.key
+    job = Job(id="m", path="swap", file=subject.spec.path, module_name="", tests=[], timeout=1.0)
+    # A stale digest: the search stops before running the mutant, after the inputs.
+    survivor = SurvivorSpec(job=replace(job, source_digest="stale"), description="", targets=[key])
+    generations = []
+
+    def run_forked(work, budget):
+        generations.append(work)
+        return work().model_dump_json(), ""
+
+    first = witnesses_for_group([survivor], {key: subject}, _spec(), {}, run_forked, {})
+    assert (len(generations), list(first.inputs)) == (1, [key])
+    second = witnesses_for_group([survivor], {key: subject}, _spec(), {}, run_forked, first.inputs)
+    assert (len(generations), second.inputs) == (1, {})
 
 
 _CONSTANTS = """
-import subprocess
 import sys
 from hypothesis.internal.conjecture import providers
 import auditor.cli
