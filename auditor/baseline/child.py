@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from auditor import wire
 from auditor.sandbox import limit_resources, quiet_bytecode
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def measure_subprocesses(data_file: str, source_dirs: list[str], omit: list[str]
 def main(spec_path: str) -> int:
     from auditor.baseline.protocol import ChildSpec
 
-    spec = ChildSpec.read(Path(spec_path))
+    spec = wire.build(ChildSpec, Path(spec_path).read_text(encoding="utf-8"))
     limit_resources(spec.memory_limit_mb)
     quiet_bytecode()
     os.chdir(spec.root)
@@ -91,7 +92,7 @@ def main(spec_path: str) -> int:
         """A timed-out test may leave threads or processes running: save what the run
         measured and end the process; the parent resumes after this test."""
         _save(cov, spec)
-        plugin.emit(protocol.RESUME)
+        plugin.emit(protocol.Resume())
         events.close()
         sys.stdout.flush()
         sys.stderr.flush()

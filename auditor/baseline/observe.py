@@ -19,6 +19,8 @@ from typing import Any
 
 from coverage.files import GlobMatcher
 
+from auditor.baseline.protocol import Observed
+
 MAX_CALLS = 12
 """Distinct argument tuples kept per function."""
 MAX_RECIPE = 3000
@@ -216,12 +218,12 @@ class CallRecorder:
             sys.monitoring.free_tool_id(self._tool)  # type: ignore[attr-defined]
             self._tool = None
 
-    def observations(self) -> list[dict[str, Any]]:
+    def observations(self) -> list[Observed]:
         merged: dict[tuple[str, str], list[dict[str, list[str]]]] = {}
         for (filename, qualname), calls in self.calls.items():
             kept = merged.setdefault((os.path.realpath(filename), qualname), [])
             kept.extend(call for call in calls if call not in kept)
         return [
-            {"file": file, "qualname": qualname, "calls": calls[:MAX_CALLS]}
+            Observed(file=file, qualname=qualname, calls=calls[:MAX_CALLS])
             for (file, qualname), calls in sorted(merged.items())
         ]

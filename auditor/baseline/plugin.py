@@ -7,7 +7,6 @@ parent, so the parent knows which test was running if the child dies.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
@@ -19,6 +18,7 @@ from typing import IO, Any
 
 import pytest
 
+from auditor import wire
 from auditor.baseline import protocol
 from auditor.baseline.observe import CallRecorder
 from auditor.guard import Blocked
@@ -73,7 +73,7 @@ class BaselinePlugin:
         self._coverage = coverage
         self._recorder = recorder
         self._after_timeout = after_timeout
-        """Ends the process once a timed-out test's result is out (`protocol.RESUME`)."""
+        """Ends the process once a timed-out test's result is out (`protocol.Resume`)."""
         self._shuffle_seed = shuffle_seed
         self._events = events
         self._timeout = timeout
@@ -87,8 +87,8 @@ class BaselinePlugin:
         self._spawns = False
         self._pid = os.getpid()
 
-    def emit(self, kind: str, **data: Any) -> None:
-        self._events.write(json.dumps({"kind": kind, **data}) + "\n")
+    def emit(self, event: protocol.Event) -> None:
+        self._events.write(wire.encode(event) + "\n")
         self._events.flush()
 
     def watch_subprocesses(self, event: str, args: tuple) -> None:
@@ -114,13 +114,14 @@ class BaselinePlugin:
     def pytest_collectstart(self, collector: pytest.Collector) -> None:
         path = getattr(collector, "path", None)
         if path is not None and path.suffix == ".py":
-            self.emit(protocol.COLLECTING, path=str(path))
+            self.emit(protocol.Collecting(path=str(path)))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             path = str(report.fspath) if getattr(report, "fspath", None) else report.nodeid
             line = _line_in(str(report.longrepr or ""), path)
-            self.emit(protocol.COLLECT_ERROR, path=path, message=_short_message(report), line=line)
+            message = _short_message(report)
+            self.emit(protocol.CollectError(path=path, message=message, line=line))
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -139,7 +140,7 @@ class BaselinePlugin:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         resident_mb = resident_bytes(os.getpid()) / 2**20
-        self.emit(protocol.COLLECTED, count=len(session.items), resident_mb=resident_mb)
+        self.emit(protocol.Collected(count=len(session.items), resident_mb=resident_mb))
 
     # running ----------------------------------------------------------------
 
@@ -150,7 +151,7 @@ class BaselinePlugin:
         self._blocked = []
         self._spawns = False
         self._phases[item.nodeid] = {"outcomes": {}, "duration": 0.0, "message": ""}
-        self.emit(protocol.START, nodeid=item.nodeid)
+        self.emit(protocol.Start(nodeid=item.nodeid))
         os.environ[_SUBPROCESS_CONTEXT] = protocol.context_name(item.nodeid, protocol.SUBPROCESS)
         yield
         os.environ.pop(_SUBPROCESS_CONTEXT, None)
@@ -249,26 +250,27 @@ class BaselinePlugin:
         self, nodeid: str, file: str, outcome: str, duration: float, message: str
     ) -> None:
         self.emit(
-            protocol.RESULT,
-            nodeid=nodeid,
-            file=file,
-            outcome=outcome,
-            duration=duration,
-            message=message,
-            blocked=[{"event": b.event, "target": b.target} for b in self._blocked],
-            spawns_python=self._spawns,
+            protocol.Result(
+                nodeid=nodeid,
+                file=file,
+                outcome=outcome,
+                duration=duration,
+                message=message,
+                blocked=[{"event": b.event, "target": b.target} for b in self._blocked],
+                spawns_python=self._spawns,
+            )
         )
 
     def emit_observations(self) -> None:
         if self._recorder is not None:
             self._recorder.close()
             for observed in self._recorder.observations():
-                self.emit(protocol.OBSERVED, **observed)
+                self.emit(observed)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.emit_observations()
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        self.emit(protocol.FINISH, exitstatus=int(exitstatus), peak_mb=peak_mb)
+        self.emit(protocol.Finish(exitstatus=int(exitstatus), peak_mb=peak_mb))
 
 
 _CAUGHT_TIMEOUT_GRACE = 2.0

@@ -1,20 +1,19 @@
-"""What crosses the process boundary between the baseline child and the parent."""
+"""What crosses the process boundary between the baseline child and the parent, as
+`auditor.wire` sends it: the spec, then the events the child appends to a file."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass, field
+from typing import Literal
 
-from pydantic import BaseModel
 
-
-class ChildSpec(BaseModel):
+@dataclass
+class ChildSpec:
     """Everything the child needs; written to a JSON file the child reads at start."""
 
     root: str
     test_paths: list[str]
     source_dirs: list[str]
-    omit: list[str] = []
-    """Test code among the sources, measured by nobody (`Project.test_code`)."""
     data_file: str
     events_file: str
     basetemp: str
@@ -22,6 +21,8 @@ class ChildSpec(BaseModel):
     deselect: list[str]
     test_timeout: float
     memory_limit_mb: int
+    omit: list[str] = field(default_factory=list)
+    """Test code among the sources, measured by nobody (`Project.test_code`)."""
     measure: bool = True
     """Measure coverage (the baseline); the copy path only needs outcomes."""
     guard: bool = True
@@ -29,27 +30,78 @@ class ChildSpec(BaseModel):
     shuffle_seed: int | None = None
     """Run the tests in a seeded random order (the flaky-test rerun)."""
 
-    def write(self, path: Path) -> None:
-        path.write_text(self.model_dump_json(), encoding="utf-8")
 
-    @classmethod
-    def read(cls, path: Path) -> ChildSpec:
-        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+# What the child appends, one JSON object per line, to `events_file`.
 
 
-# Event kinds the child appends, one JSON object per line, to `events_file`.
-COLLECTING = "collecting"
-COLLECTED = "collected"
-COLLECT_ERROR = "collect_error"
-START = "start"
-RESULT = "result"
-FINISH = "finish"
-OBSERVED = "observed"
-"""Argument values the tests passed to one function of the code under test."""
-RESUME = "resume"
-"""The child stopped after a test timed out, its results and coverage saved: a timed-out
-test may leave threads or processes behind that slow or block every later test, so the
-parent starts a fresh child for the tests that have not run."""
+@dataclass
+class Collecting:
+    path: str
+    kind: Literal["collecting"] = "collecting"
+
+
+@dataclass
+class CollectError:
+    path: str
+    message: str
+    line: int | None
+    kind: Literal["collect_error"] = "collect_error"
+
+
+@dataclass
+class Collected:
+    count: int
+    resident_mb: float
+    kind: Literal["collected"] = "collected"
+
+
+@dataclass
+class Start:
+    nodeid: str
+    kind: Literal["start"] = "start"
+
+
+@dataclass
+class Result:
+    nodeid: str
+    file: str
+    outcome: str
+    duration: float
+    message: str
+    blocked: list[dict[str, str]] = field(default_factory=list)
+    """What the guard blocked during the test: {"event", "target"}."""
+    spawns_python: bool = False
+    kind: Literal["result"] = "result"
+
+
+@dataclass
+class Observed:
+    """Argument values the tests passed to one function of the code under test."""
+
+    file: str
+    qualname: str
+    calls: list[dict[str, tuple[str, str]]]
+    kind: Literal["observed"] = "observed"
+
+
+@dataclass
+class Finish:
+    exitstatus: int
+    peak_mb: float
+    kind: Literal["finish"] = "finish"
+
+
+@dataclass
+class Resume:
+    """The child stopped after a test timed out, its results and coverage saved: a
+    timed-out test may leave threads or processes behind that slow or block every later
+    test, so the parent starts a fresh child for the tests that have not run."""
+
+    kind: Literal["resume"] = "resume"
+
+
+Event = Collecting | CollectError | Collected | Start | Result | Observed | Finish | Resume
+
 
 CONTEXT_PHASES = ("setup", "run", "teardown")
 SUBPROCESS = "subprocess"

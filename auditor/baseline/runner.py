@@ -7,8 +7,8 @@ costs the audit of the others.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-import json
 import os
 import signal
 import subprocess
@@ -17,10 +17,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from coverage import CoverageData
 
+from auditor import wire
 from auditor.baseline import protocol
 from auditor.baseline.observe import MAX_CALLS
 from auditor.baseline.protocol import ChildSpec
@@ -37,16 +37,16 @@ _HANG_GRACE_SECONDS = 5.0
 class ChildOutcome:
     """What the last (complete) child run produced, plus tests removed along the way."""
 
-    results: list[dict[str, Any]]
-    collection_errors: list[dict[str, Any]]
-    removed: list[dict[str, Any]]
+    results: list[protocol.Result]
+    collection_errors: list[protocol.CollectError]
+    removed: list[protocol.Result]
     data_file: Path
     restarts: int
     exitstatus: int = 0
     internal_error: str = ""
     """The last INTERNALERROR line pytest printed, when it printed one."""
     last_collected_file: str = ""
-    observed: list[dict[str, Any]] = field(default_factory=list)
+    observed: list[protocol.Observed] = field(default_factory=list)
     """Argument values the tests passed to functions under test (see baseline.observe)."""
     memory_growth_mb: float = 0.0
     """How much the child grew while its tests ran: its peak beyond its size once the
@@ -55,7 +55,7 @@ class ChildOutcome:
 
 @dataclass
 class _Attempt:
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[protocol.Event] = field(default_factory=list)
     returncode: int | None = None
     hung: bool = False
 
@@ -73,7 +73,7 @@ def _describe_exit(returncode: int) -> str:
     return f"the test process exited with code {returncode}"
 
 
-def _read_events(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
+def _read_events(path: Path, offset: int) -> tuple[list[protocol.Event], int]:
     try:
         with path.open("rb") as handle:
             handle.seek(offset)
@@ -81,29 +81,37 @@ def _read_events(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
     except FileNotFoundError:
         return [], offset
     complete = chunk[: chunk.rfind(b"\n") + 1]
-    events = [json.loads(line) for line in complete.splitlines() if line.strip()]
+    try:
+        events = [
+            wire.decode(protocol.Event, line) for line in complete.splitlines() if line.strip()
+        ]
+    except ValueError:
+        # Only the test process writes there: its code under test, or a test, wrote too.
+        raise SuiteUnusableError(
+            f"the test process wrote a line that is not one of audit's events to {path}"
+        ) from None
     return events, offset + len(complete)
 
 
-def _memory_growth_mb(events: list[dict[str, Any]]) -> float:
-    collected = next((e for e in events if e["kind"] == protocol.COLLECTED), None)
-    finish = next((e for e in events if e["kind"] == protocol.FINISH), None)
+def _memory_growth_mb(events: list[protocol.Event]) -> float:
+    collected = next((e for e in events if isinstance(e, protocol.Collected)), None)
+    finish = next((e for e in events if isinstance(e, protocol.Finish)), None)
     if collected is None or finish is None:
         return 0.0
-    return max(0.0, finish.get("peak_mb", 0.0) - collected.get("resident_mb", 0.0))
+    return max(0.0, finish.peak_mb - collected.resident_mb)
 
 
 @dataclass
 class _Resumed:
     """What the children that stopped after a timed-out test saved."""
 
-    results: list[dict[str, Any]] = field(default_factory=list)
-    observed: list[dict[str, Any]] = field(default_factory=list)
+    results: list[protocol.Result] = field(default_factory=list)
+    observed: list[protocol.Observed] = field(default_factory=list)
     data_files: list[Path] = field(default_factory=list)
 
-    def add(self, events: list[dict[str, Any]], data_file: Path) -> None:
-        self.results += [e for e in events if e["kind"] == protocol.RESULT]
-        self.observed += [e for e in events if e["kind"] == protocol.OBSERVED]
+    def add(self, events: list[protocol.Event], data_file: Path) -> None:
+        self.results += [e for e in events if isinstance(e, protocol.Result)]
+        self.observed += [e for e in events if isinstance(e, protocol.Observed)]
         self.data_files.append(data_file)
 
     def merge_coverage_into(self, data_file: Path) -> None:
@@ -117,16 +125,16 @@ class _Resumed:
         target.write()
 
 
-def merge_observed(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The OBSERVED events of several children, one per function, calls deduplicated."""
-    merged: dict[tuple[str, str], dict[str, Any]] = {}
+def merge_observed(events: list[protocol.Event]) -> list[protocol.Observed]:
+    """The `Observed` events of several children, one per function, calls deduplicated."""
+    merged: dict[tuple[str, str], protocol.Observed] = {}
     for event in events:
-        if event["kind"] != protocol.OBSERVED:
+        if not isinstance(event, protocol.Observed):
             continue
-        key = (event["file"], event["qualname"])
-        entry = merged.setdefault(key, {**event, "calls": []})
-        entry["calls"] += [call for call in event["calls"] if call not in entry["calls"]]
-        del entry["calls"][MAX_CALLS:]
+        key = (event.file, event.qualname)
+        entry = merged.setdefault(key, dataclasses.replace(event, calls=[]))
+        entry.calls += [call for call in event.calls if call not in entry.calls]
+        del entry.calls[MAX_CALLS:]
     return [merged[key] for key in sorted(merged)]
 
 
@@ -208,7 +216,7 @@ class BaselineRunner:
     ) -> _Attempt:
         """One child; `done_before` tests finished in the children it resumes from."""
         spec_path = attempt_dir / "spec.json"
-        spec.write(spec_path)
+        wire.write(spec_path, spec)
         log = (attempt_dir / "output.log").open("wb")
         attempt = _Attempt()
         process = subprocess.Popen(
@@ -237,9 +245,9 @@ class BaselineRunner:
                     last_activity = time.monotonic()
                 for event in new:
                     attempt.events.append(event)
-                    if event["kind"] == protocol.COLLECTED:
-                        total = collected = event["count"]
-                    elif event["kind"] == protocol.RESULT:
+                    if isinstance(event, protocol.Collected):
+                        total = collected = event.count
+                    elif isinstance(event, protocol.Result):
                         finished += 1
                 if new:
                     progress(done_before + finished, done_before + total if collected else None)
@@ -270,23 +278,22 @@ class BaselineRunner:
         resumed from the next test, its results kept; one that dies or hangs inside a
         test saved nothing: the suite runs again without that test, the tests of the
         stopped children left out."""
-        removed: list[dict[str, Any]] = []
+        removed: list[protocol.Result] = []
         resumed = _Resumed()
         restart = 0
         for number in itertools.count():
             attempt_dir = self.workdir / f"attempt-{number}"
             attempt_dir.mkdir(parents=True)
-            deselect = [entry["nodeid"] for entry in (*removed, *resumed.results)]
+            deselect = [entry.nodeid for entry in (*removed, *resumed.results)]
             spec = self._spec(attempt_dir, deselect)
             attempt = self._run_once(spec, attempt_dir, progress, len(resumed.results))
             output = (attempt_dir / "output.log").read_text(encoding="utf-8", errors="replace")
-            kinds = [event["kind"] for event in attempt.events]
-            if protocol.RESUME in kinds:
+            if any(isinstance(event, protocol.Resume) for event in attempt.events):
                 resumed.add(attempt.events, attempt_dir / "coverage.sqlite")
                 continue
-            if protocol.FINISH in kinds and not attempt.hung:
-                finish = next(e for e in attempt.events if e["kind"] == protocol.FINISH)
-                collecting = [e for e in attempt.events if e["kind"] == protocol.COLLECTING]
+            finishes = [e for e in attempt.events if isinstance(e, protocol.Finish)]
+            if finishes and not attempt.hung:
+                collecting = [e for e in attempt.events if isinstance(e, protocol.Collecting)]
                 internal = [
                     line.removeprefix("INTERNALERROR>").strip()
                     for line in output.splitlines()
@@ -298,19 +305,17 @@ class BaselineRunner:
                 return ChildOutcome(
                     results=[
                         *resumed.results,
-                        *(e for e in attempt.events if e["kind"] == protocol.RESULT),
+                        *(e for e in attempt.events if isinstance(e, protocol.Result)),
                     ],
                     collection_errors=[
-                        {"file": e["path"], "message": e["message"], "line": e.get("line")}
-                        for e in attempt.events
-                        if e["kind"] == protocol.COLLECT_ERROR
+                        e for e in attempt.events if isinstance(e, protocol.CollectError)
                     ],
                     removed=removed,
                     data_file=data_file,
                     restarts=restart + len(resumed.data_files),
-                    exitstatus=finish["exitstatus"],
+                    exitstatus=finishes[0].exitstatus,
                     internal_error=internal[-1] if internal else "",
-                    last_collected_file=collecting[-1]["path"] if collecting else "",
+                    last_collected_file=collecting[-1].path if collecting else "",
                     observed=merge_observed([*resumed.observed, *attempt.events]),
                     memory_growth_mb=_memory_growth_mb(attempt.events),
                 )
@@ -324,25 +329,25 @@ class BaselineRunner:
                 raise IncompleteRunError(
                     "baseline",
                     f"the time budget ran out; the suite would run again without "
-                    f"{len(removed)} test(s) that crashed or hung ({removed[-1]['nodeid']})",
+                    f"{len(removed)} test(s) that crashed or hung ({removed[-1].nodeid})",
                 )
         raise AssertionError("unreachable")
 
-    def _culprit(self, attempt: _Attempt, output: str) -> dict[str, Any]:
+    def _culprit(self, attempt: _Attempt, output: str) -> protocol.Result:
         """The test that was running when the child died or hung, as a result entry."""
-        done = {e["nodeid"] for e in attempt.events if e["kind"] == protocol.RESULT}
+        results = [e for e in attempt.events if isinstance(e, protocol.Result)]
+        done = {result.nodeid for result in results}
         running = [
-            e["nodeid"]
+            e.nodeid
             for e in attempt.events
-            if e["kind"] == protocol.START and e["nodeid"] not in done
+            if isinstance(e, protocol.Start) and e.nodeid not in done
         ]
-        results = [e for e in attempt.events if e["kind"] == protocol.RESULT]
-        if not running and results and results[-1]["outcome"] == "timeout":
+        if not running and results and results[-1].outcome == "timeout":
             # It hung while stopping after a timed-out test (what that test left running
             # held the interpreter): nothing was saved; run again without that test.
             return results[-1]
         if not running:
-            collecting = [e["path"] for e in attempt.events if e["kind"] == protocol.COLLECTING]
+            collecting = [e.path for e in attempt.events if isinstance(e, protocol.Collecting)]
             where = f" while collecting {collecting[-1]}" if collecting else " before any test"
             reason = "hung" if attempt.hung else _describe_exit(attempt.returncode or 0)
             last_line = next((line for line in reversed(output.splitlines()) if line.strip()), "")
@@ -358,13 +363,6 @@ class BaselineRunner:
         else:
             outcome = "crashed"
             message = _describe_exit(attempt.returncode or 0)
-        return {
-            "kind": protocol.RESULT,
-            "nodeid": nodeid,
-            "file": "",
-            "outcome": outcome,
-            "duration": 0.0,
-            "message": message,
-            "blocked": [],
-            "spawns_python": False,
-        }
+        return protocol.Result(
+            nodeid=nodeid, file="", outcome=outcome, duration=0.0, message=message
+        )

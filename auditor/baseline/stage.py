@@ -49,7 +49,7 @@ def _measure(
     project = run.project
     collection_errors = sorted(
         (
-            CollectionError(file=project.relative(e["file"]), message=e["message"], line=e["line"])
+            CollectionError(file=project.relative(e.path), message=e.message, line=e.line)
             for e in outcome.collection_errors
         ),
         key=lambda error: error.file,
@@ -62,13 +62,13 @@ def _measure(
     tests = []
     for raw in raw_results:
         result = TestResult(
-            nodeid=raw["nodeid"],
-            file=_file_of(raw["nodeid"]),
-            outcome=raw["outcome"],
-            duration=round(raw["duration"], 6),
-            message=raw["message"],
-            blocked=[BlockedAction(**blocked) for blocked in raw["blocked"]],
-            spawns_python=raw.get("spawns_python", False),
+            nodeid=raw.nodeid,
+            file=_file_of(raw.nodeid),
+            outcome=raw.outcome,
+            duration=round(raw.duration, 6),
+            message=raw.message,
+            blocked=[BlockedAction(**blocked) for blocked in raw.blocked],
+            spawns_python=raw.spawns_python,
         )
         if (
             sandboxed
@@ -101,9 +101,9 @@ def _measure(
         flaky=[test.nodeid for test in tests if test.flaky],
         observed=[
             ObservedFunction(
-                file=project.relative(entry["file"]),
-                qualname=entry["qualname"],
-                calls=entry["calls"],
+                file=project.relative(entry.file),
+                qualname=entry.qualname,
+                calls=entry.calls,
             )
             for entry in outcome.observed
         ],
@@ -176,13 +176,13 @@ def _outcome_of(rerun: BaselineRunner) -> ChildOutcome | None:
 
 def _mark_flaky(tests: list[TestResult], outcome: ChildOutcome, seed: int) -> None:
     """Tests that passed, then did not when everything ran again in another order."""
-    again = {raw["nodeid"]: raw for raw in outcome.results + outcome.removed}
+    again = {raw.nodeid: raw for raw in outcome.results + outcome.removed}
     for test in tests:
         other = again.get(test.nodeid)
-        if test.outcome == "passed" and not test.flaky and other and other["outcome"] != "passed":
-            detail = f": {other['message']}" if other["message"] else ""
+        if test.outcome == "passed" and not test.flaky and other and other.outcome != "passed":
+            detail = f": {other.message}" if other.message else ""
             order = "reversed" if seed == 0 else f"shuffled, seed {seed}"
-            test.flaky = f"{other['outcome']} when the suite ran in another order ({order}){detail}"
+            test.flaky = f"{other.outcome} when the suite ran in another order ({order}){detail}"
 
 
 def _raise_unusable(errors: list[CollectionError], outcome: ChildOutcome, project: Project) -> None:

@@ -17,8 +17,9 @@ import json
 import sqlite3
 from pathlib import Path
 
+from auditor import wire
 from auditor.engine.compiler import Swap
-from auditor.engine.protocol import JobResult, read_result, to_json
+from auditor.engine.protocol import JobResult
 from mutators.sites import Site
 
 _TABLES = ("results", "sites", "swaps", "probes")
@@ -102,7 +103,7 @@ class ResultCache:
     def get(self, key: str) -> JobResult | None:
         value = self._read("results", key)
         try:
-            return None if value is None else read_result(json.loads(value))
+            return None if value is None else wire.decode(JobResult, value)
         except ValueError:
             return None
 
@@ -127,7 +128,7 @@ class ResultCache:
             return True
 
     def put(self, key: str, result: JobResult) -> None:
-        self._write("results", key, to_json(result))
+        self._write("results", key, wire.encode(result))
 
     def get_probe(self, key: str) -> str | None:
         """A probe or witness result (`probes.cache`), as the JSON it was put as."""

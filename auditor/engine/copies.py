@@ -107,12 +107,12 @@ class CopyPool:
             shutil.rmtree(work, ignore_errors=True)
         if outcome.collection_errors:
             first = outcome.collection_errors[0]
-            return CopyRun(True, [], f"cannot collect {first['file']}: {first['message']}")
+            return CopyRun(True, [], f"cannot collect {first.path}: {first.message}")
         results = outcome.results + outcome.removed
-        failed = [r for r in results if r["nodeid"] in passing and r["outcome"] != "passed"]
-        first = failed[0]["message"] if failed else ""
+        failed = [r for r in results if r.nodeid in passing and r.outcome != "passed"]
+        first = failed[0].message if failed else ""
         by_check = first.startswith(("assert", "AssertionError", "Failed:"))
-        return CopyRun(bool(failed), [r["nodeid"] for r in failed], by_check=by_check)
+        return CopyRun(bool(failed), [r.nodeid for r in failed], by_check=by_check)
 
 
 def run_in_copy(

@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from auditor import wire
 from auditor.engine.executor import PoolSettings
-from auditor.engine.protocol import Job, JobResult, read_result
+from auditor.engine.protocol import Job, JobResult
 from auditor.errors import DistributedError
 from auditor.scratch import held_folder
 
@@ -212,7 +213,7 @@ class DaskPool:
     ) -> None:
         """One finished batch's results; a mutant's result is taken once, by id."""
         try:
-            results = [read_result(item) for item in future.result()]
+            results = [wire.check(JobResult, item) for item in future.result()]
         except Exception as exc:  # the batch failed on every worker it was tried on
             detail = f"the Dask batch failed: {type(exc).__name__}: {exc}"[:300]
             results = [JobResult(id=job.id, status="RuntimeError", detail=detail) for job in batch]

@@ -20,8 +20,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor import wire
 from auditor.baseline.child import SUBPROCESS_SITE
-from auditor.engine.protocol import Job, JobResult, RunnerSpec, read_result, to_json
+from auditor.engine.protocol import Job, JobResult, RunnerSpec
 from auditor.errors import IncompleteRunError, RunnerStartError
 from auditor.hypothesis_storage import storage_folder, uses_hypothesis
 from auditor.isolation import NO_ISOLATION, Isolation
@@ -109,7 +110,7 @@ class RunnerPool:
             basetemp=str(private_tmp / "basetemp"),
         )
         spec_path = home / "spec.json"
-        spec_path.write_text(to_json(spec), encoding="utf-8")
+        wire.write(spec_path, spec)
         process = subprocess.Popen(
             self.settings.isolation.wrap(
                 [sys.executable, "-m", "auditor.engine.runner", str(spec_path)],
@@ -178,7 +179,7 @@ class RunnerPool:
                             runner.jobs.popleft()
                             if runner.jobs:  # the queued job starts now
                                 runner.deadline = _deadline(runner.jobs[0])
-                            on_result(read_result(message))
+                            on_result(wire.check(JobResult, message))
         except KeyboardInterrupt:
             self.close()
             raise IncompleteRunError("mutate", "interrupted; finished results are cached") from None
@@ -200,7 +201,7 @@ class RunnerPool:
         if runner.dead:
             return False
         try:
-            runner.process.stdin.write((to_json(job) + "\n").encode())
+            runner.process.stdin.write((wire.encode(job) + "\n").encode())
             runner.process.stdin.flush()
         except BrokenPipeError:
             runner.dead = True

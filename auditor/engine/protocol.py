@@ -1,16 +1,12 @@
-"""Messages between the engine (parent) and its runners: one JSON object per line.
-
-Plain dataclasses: a runner, and every mutant's child forked from it, would carry
-pydantic's ~8 MB for four messages otherwise. The parent checks what comes back from a
-runner (a process running untrusted code) with pydantic, in `read_result`."""
+"""Messages between the engine (parent) and its runners, as `auditor.wire` sends them:
+the spec, then one job per line; one result per line back. A runner reads its own
+(flat) messages with `wire.build`, keeping pydantic out of it and of every mutant's
+child forked from it; the parent checks what comes back with `wire.check`."""
 
 from __future__ import annotations
 
 import base64
-import dataclasses
-import functools
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -106,20 +102,3 @@ class Ready:
     collected: int
     ready: bool = True
     missing: list[str] = field(default_factory=list)
-
-
-def to_json(message: RunnerSpec | Job | JobResult | Ready) -> str:
-    return json.dumps(dataclasses.asdict(message))
-
-
-def read_result(data: Any) -> JobResult:
-    """A result from a runner, a Dask worker or the cache, checked field by field;
-    ValueError (pydantic's ValidationError) when it is not one."""
-    return _result_adapter().validate_python(data)
-
-
-@functools.cache
-def _result_adapter() -> Any:
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(JobResult)

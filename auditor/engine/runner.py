@@ -10,7 +10,6 @@ a log file, its children's to /dev/null.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import math
 import os
@@ -22,12 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from auditor import wire
 from auditor.engine.mutant import (
     MutantCompileError,
     MutantImportError,
     MutantSources,
     PreparedMutant,
 )
+from auditor.engine.protocol import Job, JobResult, Ready, RunnerSpec
 from auditor.engine.swap import SwapError
 from auditor.memory import MEMORY_POLL_SECONDS, MemoryWatch, resident_bytes
 
@@ -74,7 +75,6 @@ class RunnerPlugin:
             self.failed_in_child = True
 
     def pytest_runtestloop(self, session: Any) -> bool:
-        from auditor.engine.protocol import Job, Ready
         from auditor.engine.swap import live_functions
 
         self.items = {item.nodeid: item for item in session.items}
@@ -85,16 +85,16 @@ class RunnerPlugin:
             # outside the tests on tabulate.
             item.location  # noqa: B018
         self.index = live_functions(set(self.spec.source_files))
-        self.send(dataclasses.asdict(Ready(collected=len(self.items))))
+        self.send(Ready(collected=len(self.items)))
         for line in sys.stdin:
             if not line.strip():
                 continue
-            job = Job(**json.loads(line))
-            self.send(self.run_job(job))
+            job = wire.build(Job, line)
+            self.send(JobResult(**self.run_job(job)))
         return True
 
-    def send(self, message: dict[str, Any]) -> None:
-        self.results.write(json.dumps(message) + "\n")
+    def send(self, message: Ready | JobResult) -> None:
+        self.results.write(wire.encode(message) + "\n")
         self.results.flush()
 
     # one mutant ---------------------------------------------------------------
@@ -389,10 +389,9 @@ def _verdict(
 
 
 def main(spec_path: str) -> int:
-    from auditor.engine.protocol import RunnerSpec
     from auditor.sandbox import limit_resources, quiet_bytecode
 
-    spec = RunnerSpec(**json.loads(Path(spec_path).read_text(encoding="utf-8")))
+    spec = wire.build(RunnerSpec, Path(spec_path).read_text(encoding="utf-8"))
     limit_resources(spec.memory_limit_mb)
     quiet_bytecode()
     os.chdir(spec.root)

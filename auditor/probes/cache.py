@@ -9,6 +9,7 @@ runs no probe, and a change anywhere in the code under test probes again.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.metadata
 import json
@@ -16,12 +17,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
 
-from auditor import __version__
+from auditor import __version__, wire
 from auditor.engine.cache import ResultCache
 from auditor.probes.protocol import FunctionResult, SurvivorSpec, TargetSpec, WitnessResult
-
-_LOCATION = {"path"}
-"""Spec fields that say where the project lies, not what it is."""
 
 
 class ProbeCache:
@@ -41,7 +39,8 @@ class ProbeCache:
         if isinstance(spec, SurvivorSpec):
             content = json.dumps(spec.content())
         else:
-            content = spec.model_dump_json(exclude=_LOCATION)
+            fields = dataclasses.asdict(spec)
+            content = json.dumps({key: fields[key] for key in sorted(fields) if key != "path"})
         return hashlib.sha256(f"{self._salt}\0{kind}\0{content}".encode()).hexdigest()
 
     def probes(self, spec: TargetSpec) -> FunctionResult | None:
@@ -54,10 +53,10 @@ class ProbeCache:
 
     def keep_probes(self, spec: TargetSpec, result: FunctionResult) -> None:
         if result.probe.status != "failed":  # a probe process that died: try again
-            self._cache.put_probe(self._key("probe", spec), result.model_dump_json())
+            self._cache.put_probe(self._key("probe", spec), wire.encode(result))
 
     def keep_witness(self, spec: SurvivorSpec, result: WitnessResult) -> None:
-        self._cache.put_probe(self._key("witness", spec), result.model_dump_json())
+        self._cache.put_probe(self._key("witness", spec), wire.encode(result))
 
     def close(self) -> None:
         self._cache.close()
@@ -68,7 +67,7 @@ Result = TypeVar("Result", FunctionResult, WitnessResult)
 
 def _parsed(model: type[Result], value: str) -> Result | None:
     try:
-        return model.model_validate_json(value)
+        return wire.decode(model, value)
     except ValueError:
         return None  # written by another version of the report model: a miss
 

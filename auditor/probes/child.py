@@ -21,14 +21,13 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pydantic import BaseModel
-
+from auditor import wire
 from auditor.memory import address_space_bytes
 from auditor.probes.protocol import TargetSpec
 from auditor.report import FunctionProbe, ParamStrategy
 
 
-def _run_forked(work: Callable[[], BaseModel], budget: float) -> tuple[str | None, str]:
+def _run_forked(work: Callable[[], object], budget: float) -> tuple[str | None, str]:
     """(JSON result, '') or (None, why it has none)."""
     from auditor.sandbox import limit_resources
 
@@ -47,7 +46,7 @@ def _run_forked(work: Callable[[], BaseModel], budget: float) -> tuple[str | Non
             # the probes' allowance beyond the parent's.
             allowed = address_space_bytes() // 2**20 + _growth_limit_mb
             limit_resources(min(_memory_limit_mb, allowed), cpu_seconds=math.ceil(budget) + 2)
-            data = work().model_dump_json().encode()
+            data = wire.encode(work()).encode()
             view = memoryview(data)
             while view:
                 written = os.write(write_end, view)
@@ -167,7 +166,7 @@ def main(spec_path: str) -> int:
     global _memory_limit_mb, _growth_limit_mb
     from auditor.probes.protocol import ProbeSpec
 
-    spec = ProbeSpec.read(Path(spec_path))
+    spec = wire.decode(ProbeSpec, Path(spec_path).read_text(encoding="utf-8"))
     _memory_limit_mb = spec.memory_limit_mb
     _growth_limit_mb = spec.growth_limit_mb
     from auditor.sandbox import limit_resources, quiet_bytecode
@@ -197,8 +196,8 @@ def main(spec_path: str) -> int:
     source_files = set(spec.source_files)
     subjects: dict[str, Subject] = {}
 
-    def emit(result: BaseModel) -> None:
-        results.write(result.model_dump_json() + "\n")
+    def emit(result: FunctionResult | WitnessResult) -> None:
+        results.write(wire.encode(result) + "\n")
 
     unprobeable: dict[str, tuple[str, str]] = {}
     for target in spec.targets:
@@ -237,7 +236,7 @@ def main(spec_path: str) -> int:
             spec.time_budget * (len(survivors) + 2),
         )
         if text is not None:
-            batch = WitnessBatch.model_validate_json(text)
+            batch = wire.decode(WitnessBatch, text)
             generated.update(batch.inputs)
             for witness in batch.witnesses:
                 emit(WitnessResult(witness=witness))

@@ -1,17 +1,17 @@
-"""What the probe stage sends its child process, and what comes back."""
+"""What the probe stage sends its probe processes, and what comes back, as
+`auditor.wire` sends it: the spec file, then one result per line."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Literal
-
-from pydantic import BaseModel, Field
 
 from auditor.engine.protocol import Job
 from auditor.report import FunctionProbe, ProbeFinding, Witness
 
 
-class TargetSpec(BaseModel):
+@dataclass
+class TargetSpec:
     key: str
     file: str
     """Relative to the project root."""
@@ -29,7 +29,8 @@ class TargetSpec(BaseModel):
     observed: list[dict[str, tuple[str, str]]]
 
 
-class SurvivorSpec(BaseModel):
+@dataclass
+class SurvivorSpec:
     job: Job
     """The payload the mutation stage ran the mutant with (`MutationRun.survivors`)."""
     description: str
@@ -77,7 +78,8 @@ def search_items(survivors: list[SurvivorSpec]) -> dict[str, list[SurvivorSpec]]
     return items
 
 
-class ProbeSpec(BaseModel):
+@dataclass
+class ProbeSpec:
     root: str
     source_files: list[str]
     allowed_roots: list[str]
@@ -99,18 +101,18 @@ class ProbeSpec(BaseModel):
     """The work audit may hand out: a target's probes (by key), or the witness searches
     of a group of survivors (`search_items`). Every probe process gets them all."""
 
-    def write(self, path: Path) -> None:
-        path.write_text(self.model_dump_json(), encoding="utf-8")
 
-    @classmethod
-    def read(cls, path: Path) -> ProbeSpec:
-        return cls.model_validate_json(path.read_text(encoding="utf-8"))
-
-
-class FunctionResult(BaseModel):
+@dataclass
+class FunctionResult:
     probe: FunctionProbe
-    findings: list[ProbeFinding] = Field(default_factory=list)
+    findings: list[ProbeFinding] = field(default_factory=list)
+    kind: Literal["probes"] = "probes"
 
 
-class WitnessResult(BaseModel):
+@dataclass
+class WitnessResult:
     witness: Witness
+    kind: Literal["witness"] = "witness"
+
+
+ProbeResult = FunctionResult | WitnessResult

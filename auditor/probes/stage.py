@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import ValidationError
-
+from auditor import wire
 from auditor.config import AuditConfig
 from auditor.context import RunContext
 from auditor.discovery import Project
@@ -30,6 +29,7 @@ from auditor.isolation import Isolation
 from auditor.probes.cache import ProbeCache
 from auditor.probes.protocol import (
     FunctionResult,
+    ProbeResult,
     ProbeSpec,
     SurvivorSpec,
     TargetSpec,
@@ -294,7 +294,7 @@ def _run_child(
                 survivors=survivors,
                 items=items,
             )
-            spec.write(home / "spec.json")
+            wire.write(home / "spec.json", spec)
             process = subprocess.Popen(
                 isolation.wrap(
                     [sys.executable, "-m", "auditor.probes.child", str(home / "spec.json")],
@@ -389,15 +389,12 @@ def _count_lines(path: Path) -> int:
         return sum(1 for _ in results)
 
 
-def _read_results(path: Path, returncode: int, log: Path) -> list[FunctionResult | WitnessResult]:
-    parsed: list[FunctionResult | WitnessResult] = []
+def _read_results(path: Path, returncode: int, log: Path) -> list[ProbeResult]:
+    parsed: list[ProbeResult] = []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
-            if line.startswith('{"probe"'):
-                parsed.append(FunctionResult.model_validate_json(line))
-            else:
-                parsed.append(WitnessResult.model_validate_json(line))
-        except ValidationError:
+            parsed.append(wire.decode(ProbeResult, line))
+        except ValueError:
             continue  # a line cut short by a killed process
     if returncode != 0 and not parsed:
         tail = ""

@@ -17,12 +17,12 @@ import pickle
 import signal
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hypothesis import find
 from hypothesis.errors import NoSuchExample, Unsatisfiable
-from pydantic import BaseModel
 
+from auditor import wire
 from auditor.engine.mutant import FunctionIndex, MutantSources, PreparedMutant
 from auditor.engine.swap import SwapError
 from auditor.probes.calls import CallTimeout, Example, Subject, _on_alarm
@@ -43,7 +43,8 @@ class Trial:
     outcome: Outcome
 
 
-class Draft(BaseModel):
+@dataclass
+class Draft:
     """What the mutant's grandchild sends back."""
 
     index: int = -1
@@ -55,14 +56,16 @@ class Draft(BaseModel):
     examples: int = 0
 
 
-class WitnessBatch(BaseModel):
+@dataclass
+class WitnessBatch:
     witnesses: list[Witness]
-    inputs: dict[str, str] = {}
+    inputs: dict[str, str] = field(default_factory=dict)
     """The inputs this group generated, by function (`Inputs.pickled`): the probe process
     keeps them for the next group that searches through the same function."""
 
 
-class Inputs(BaseModel):
+@dataclass
+class Inputs:
     """What a function's trial run in a grandchild sends back: the inputs it generated,
     pickled before any call (generating is the costly part, ~3 ms an input); empty when
     they cannot be pickled."""
@@ -227,7 +230,7 @@ def witnesses_for_group(
     subjects: dict[str, Subject],
     spec: ProbeSpec,
     alive: FunctionIndex,
-    run_forked: Callable[[Callable[[], BaseModel], float], tuple[str | None, str]],
+    run_forked: Callable[[Callable[[], object], float], tuple[str | None, str]],
     generated: Mapping[str, str],
 ) -> WitnessBatch:
     """Runs in the group's child: original outcomes here, each mutant in a grandchild.
@@ -247,7 +250,7 @@ def witnesses_for_group(
             )
             if text is None:
                 continue
-            new_inputs[key] = Inputs.model_validate_json(text).pickled
+            new_inputs[key] = wire.decode(Inputs, text).pickled
         pickled = generated[key] if key in generated else new_inputs[key]
         trials_by_key[key] = trials_for(subjects[key], spec, _unpickled(pickled))
     sources = MutantSources()  # the group's file, read once
@@ -272,7 +275,7 @@ def witnesses_for_group(
         if text is None:
             found.append(_not_probeable(survivor, why))
             continue
-        found.append(_finish(survivor, trials, Draft.model_validate_json(text), spec))
+        found.append(_finish(survivor, trials, wire.decode(Draft, text), spec))
     return WitnessBatch(witnesses=found, inputs={k: v for k, v in new_inputs.items() if v})
 
 

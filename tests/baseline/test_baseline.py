@@ -261,8 +261,8 @@ def test_a_child_that_hangs_while_stopping_after_a_timeout_loses_only_that_test(
     from auditor.baseline.runner import BaselineRunner, _Attempt
 
     runner = BaselineRunner(tmp_path, ["tests"], [], [], [], 2.0, 512, tmp_path)
-    timed_out = {"kind": protocol.RESULT, "nodeid": "t.py::slow", "outcome": "timeout"}
-    attempt = _Attempt(
-        events=[{"kind": protocol.START, "nodeid": "t.py::slow"}, timed_out], hung=True
+    timed_out = protocol.Result(
+        nodeid="t.py::slow", file="t.py", outcome="timeout", duration=2.0, message=""
     )
+    attempt = _Attempt(events=[protocol.Start(nodeid="t.py::slow"), timed_out], hung=True)
     assert runner._culprit(attempt, "") == timed_out

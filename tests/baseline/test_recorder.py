@@ -9,6 +9,7 @@ import pytest
 
 from auditor.baseline import observe
 from auditor.baseline.observe import CallRecorder
+from auditor.baseline.protocol import Observed
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def sources(tmp_path: Path, monkeypatch):
         sys.modules.pop(name, None)
 
 
-def _record(recorder: CallRecorder, calls) -> list[dict]:
+def _record(recorder: CallRecorder, calls) -> list[Observed]:
     recorder.start()
     try:
         calls()
@@ -38,11 +39,11 @@ def test_calls_into_the_sources_are_recorded_with_their_arguments(sources):
 
     observed = _record(CallRecorder([str(sources)]), lambda: [double(3), double(3), double(4)])
     assert observed == [
-        {
-            "file": str((sources / "core.py").resolve()),
-            "qualname": "double",
-            "calls": [{"value": ["3", "int"]}, {"value": ["4", "int"]}],
-        }
+        Observed(
+            file=str((sources / "core.py").resolve()),
+            qualname="double",
+            calls=[{"value": ["3", "int"]}, {"value": ["4", "int"]}],
+        )
     ]
 
 
@@ -68,7 +69,7 @@ def test_code_in_a_folder_named_like_a_test_is_still_recorded(tmp_path, monkeypa
     finally:
         sys.modules.pop("shipping.rates", None)
         sys.modules.pop("shipping", None)
-    assert [entry["qualname"] for entry in observed] == ["rate"]
+    assert [entry.qualname for entry in observed] == ["rate"]
 
 
 def test_a_test_that_patches_os_path_sees_only_its_own_calls(sources):
@@ -82,7 +83,7 @@ def test_a_test_that_patches_os_path_sees_only_its_own_calls(sources):
         double(1)
         recorder.close()
     assert (realpath.call_count, join.call_count) == (0, 0)
-    assert [entry["qualname"] for entry in recorder.observations()] == ["double"]
+    assert [entry.qualname for entry in recorder.observations()] == ["double"]
 
 
 def test_the_profile_hook_stops_recording_after_its_budget_of_calls(sources, monkeypatch):
@@ -92,7 +93,7 @@ def test_the_profile_hook_stops_recording_after_its_budget_of_calls(sources, mon
     monkeypatch.setattr(observe, "MAX_PROFILED_CALLS", 6)
     recorder = CallRecorder([str(sources)])
     observed = _record(recorder, lambda: [double(n) for n in range(10)])
-    assert 0 < len(observed[0]["calls"]) < 10
+    assert 0 < len(observed[0].calls) < 10
     assert sys.getprofile() is None
 
 
@@ -106,4 +107,4 @@ def test_on_python_3_12_calls_are_recorded_through_sys_monitoring(sources):
     observed = _record(recorder, lambda: [double(n) for n in range(20)])
     assert sys.getprofile() is None
     assert sys.monitoring.get_tool(tool) is None
-    assert [len(entry["calls"]) for entry in observed] == [observe.MAX_CALLS]
+    assert [len(entry.calls) for entry in observed] == [observe.MAX_CALLS]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from auditor import wire
 from auditor.engine.protocol import Job
 from auditor.probes.protocol import (
     SEARCH_CHUNK,
@@ -132,7 +133,7 @@ def _spec(tmp_path: Path) -> ProbeSpec:
 
 
 def _start(tmp_path: Path) -> subprocess.Popen[bytes]:
-    _spec(tmp_path).write(tmp_path / "spec.json")
+    wire.write(tmp_path / "spec.json", _spec(tmp_path))
     return subprocess.Popen(
         [sys.executable, "-m", "auditor.probes.child", str(tmp_path / "spec.json")],
         cwd=tmp_path,
@@ -161,7 +162,8 @@ def test_the_probe_process_runs_what_it_is_handed_and_ends_when_told(tmp_path):
     process.stdin.flush()
     assert process.wait(timeout=30) == 0
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
-    assert [FunctionResult.model_validate_json(line).probe.function for line in lines] == ["halve"]
+    results = [wire.decode(FunctionResult, line) for line in lines]
+    assert [result.probe.function for result in results] == ["halve"]
 
 
 def test_the_probe_process_stops_when_audit_dies(tmp_path):

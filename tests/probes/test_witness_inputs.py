@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
+from auditor import wire
 from auditor.engine.protocol import Job
 from auditor.probes.calls import Subject
 from auditor.probes.protocol import ProbeSpec, SurvivorSpec
@@ -78,7 +79,7 @@ def _spec(examples: int = 40) -> ProbeSpec:
 def test_the_inputs_handed_back_are_the_ones_generation_gives(module):
     subject = _subject(module, "scale")
     handed_back = _unpickled(
-        Inputs.model_validate_json(_tried_inputs(subject, _spec()).model_dump_json()).pickled
+        wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec()))).pickled
     )
     assert handed_back is not None
     assert handed_back == examples_for(subject, 40)
@@ -115,7 +116,7 @@ def test_inputs_an_earlier_group_generated_are_not_generated_again(module):
 
     def run_forked(work, budget):
         generations.append(work)
-        return work().model_dump_json(), ""
+        return wire.encode(work()), ""
 
     first = witnesses_for_group([survivor], {key: subject}, _spec(), {}, run_forked, {})
     assert (len(generations), list(first.inputs)) == (1, [key])
