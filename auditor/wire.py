@@ -28,7 +28,7 @@ Message = TypeVar("Message")
 def encode(message: Any) -> str:
     """One line of JSON; report models a probe result carries are dumped as the report
     dumps them."""
-    return json.dumps(dataclasses.asdict(message), default=_report_model)
+    return json.dumps(message, default=_fields)
 
 
 def write(path: Path, spec: Any) -> None:
@@ -50,7 +50,11 @@ def check(kind: Any, data: Any) -> Any:
     return _adapter(kind).validate_python(data)
 
 
-def _report_model(value: Any) -> Any:
+def _fields(value: Any) -> Any:
+    """What JSON cannot hold itself: a dataclass's fields (the ones it holds are met
+    in turn), a report model's dump."""
+    if dataclasses.is_dataclass(value):
+        return vars(value)
     dump = getattr(value, "model_dump", None)
     if dump is None:
         raise TypeError(f"{type(value).__name__} cannot be sent to or from a child")
