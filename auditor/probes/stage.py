@@ -227,6 +227,17 @@ def _work_items(
     return items
 
 
+def _generated(
+    items: list[tuple[Literal["probe", "search"], str]], survivors: list[SurvivorSpec]
+) -> list[frozenset[str]]:
+    """For each item, the functions whose witness inputs it generates (a probe: none)."""
+    groups = search_items(survivors)
+    return [
+        frozenset(groups[name][0].targets) if kind == "search" else frozenset()
+        for kind, name in items
+    ]
+
+
 _MIN_PROBE_GROWTH_MB = 128
 
 
@@ -309,7 +320,7 @@ def _run_child(
                 start_new_session=True,
             )
             running.append((process, home))
-        dispatcher = _Dispatcher([process for process, _ in running], len(items))
+        dispatcher = _Dispatcher([process for process, _ in running], _generated(items, survivors))
         deadline = time.monotonic() + total * (config.probe_time_budget + 1) + 60
         done = 0
         interrupted = out_of_time = False
@@ -346,15 +357,23 @@ def _run_child(
 
 
 class _Dispatcher:
-    """Hands out the work items in order, the next one to whichever probe process asks
-    (a newline on its stdout); an empty line tells it there is no more."""
+    """Hands out the work items, one to whichever probe process asks (a newline on its
+    stdout); an empty line tells it there is no more.
 
-    def __init__(self, processes: list[subprocess.Popen[bytes]], count: int) -> None:
+    A probe process keeps the witness inputs it generated (about a second a function), so
+    of the items left, in their order, a process gets the first whose functions it has
+    all generated; else the first that needs none another process generated; else the
+    first."""
+
+    def __init__(
+        self, processes: list[subprocess.Popen[bytes]], generates: list[frozenset[str]]
+    ) -> None:
         self._waiting = {
             process.stdout.fileno(): process for process in processes if process.stdout
         }
-        self._next = 0
-        self._count = count
+        self._generates = generates
+        self._left = list(range(len(generates)))
+        self._held: dict[int, set[str]] = {fd: set() for fd in self._waiting}
 
     def serve(self, timeout: float) -> None:
         if not self._waiting:
@@ -368,15 +387,26 @@ class _Dispatcher:
                 del self._waiting[fd]
                 continue
             for _ in range(requests):
-                self._send(process)
+                self._send(process, self.next_for(fd))
 
-    def _send(self, process: subprocess.Popen[bytes]) -> None:
+    def next_for(self, asking: int) -> int | None:
+        """The item for the process on `asking` (its stdout); None when none is left."""
+        if not self._left:
+            return None
+        held = self._held.setdefault(asking, set())
+        others = set().union(*(keys for fd, keys in self._held.items() if fd != asking))
+        needs = self._generates
+        choice = next((item for item in self._left if needs[item] and needs[item] <= held), None)
+        if choice is None:
+            fresh = (item for item in self._left if not needs[item] & others)
+            choice = next(fresh, self._left[0])
+        self._left.remove(choice)
+        held |= needs[choice]
+        return choice
+
+    def _send(self, process: subprocess.Popen[bytes], item: int | None) -> None:
         assert process.stdin is not None
-        if self._next < self._count:
-            order = f"{self._next}\n"
-            self._next += 1
-        else:
-            order = "\n"
+        order = "\n" if item is None else f"{item}\n"
         try:
             process.stdin.write(order.encode())
             process.stdin.flush()

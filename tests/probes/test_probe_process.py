@@ -64,6 +64,23 @@ def test_a_large_group_is_searched_in_parts_each_in_mutant_order():
     assert items["/p/a.py::a::f#0"][0].mutant_id == "m000"
 
 
+def test_a_process_is_given_the_searches_through_functions_it_generated_inputs_for():
+    generates = [frozenset(keys) for keys in ({"a", "b"}, {"c"}, {"a"}, {"b"}, set())]
+    dispatcher = _Dispatcher([], generates)
+    first, second = 1, 2
+    assert dispatcher.next_for(first) == 0
+    assert dispatcher.next_for(second) == 1  # touches nothing the first generated
+    assert dispatcher.next_for(first) == 2  # "a": generated already
+    assert dispatcher.next_for(second) == 4  # a probe rather than "b" a second time
+    assert dispatcher.next_for(first) == 3
+    assert dispatcher.next_for(second) is None
+
+
+def test_a_process_left_with_only_anothers_searches_takes_the_next_one():
+    dispatcher = _Dispatcher([], [frozenset({"a"}), frozenset({"a"}), frozenset({"a"})])
+    assert [dispatcher.next_for(1), dispatcher.next_for(2), dispatcher.next_for(1)] == [0, 1, 2]
+
+
 _WORKER = """
 import os, sys, time
 pause, record = float(sys.argv[1]), open(sys.argv[2], "w")
@@ -89,7 +106,7 @@ def test_each_item_goes_once_to_whichever_process_asks(tmp_path):
         )
         for pause, record in zip(["1.0", "0"], records, strict=True)
     ]
-    dispatcher = _Dispatcher(processes, 20)
+    dispatcher = _Dispatcher(processes, [frozenset()] * 20)
     deadline = time.monotonic() + 30
     while any(p.poll() is None for p in processes) and time.monotonic() < deadline:
         dispatcher.serve(timeout=0.1)
