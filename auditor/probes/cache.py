@@ -13,7 +13,7 @@ import dataclasses
 import hashlib
 import importlib.metadata
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,8 +23,16 @@ from auditor.probes.protocol import FunctionResult, SurvivorSpec, TargetSpec, Wi
 
 
 class ProbeCache:
+    """`targets`: every probeable function, by key. A witness search depends on the
+    functions it searches through as well (the inputs they are probed with)."""
+
     def __init__(
-        self, cache: ResultCache, root: Path, source_files: Iterable[Path], settings: object
+        self,
+        cache: ResultCache,
+        root: Path,
+        source_files: Iterable[Path],
+        settings: object,
+        targets: Mapping[str, TargetSpec],
     ) -> None:
         digest = hashlib.sha256()
         for part in (__version__, _hypothesis_version(), json.dumps(settings, sort_keys=True)):
@@ -34,13 +42,14 @@ class ProbeCache:
             digest.update(path.read_bytes())
         self._salt = digest.hexdigest()
         self._cache = cache
+        self._targets = targets
 
     def _key(self, kind: str, spec: TargetSpec | SurvivorSpec) -> str:
         if isinstance(spec, SurvivorSpec):
-            content = json.dumps(spec.content())
+            searched = [_target_content(self._targets[key]) for key in spec.targets]
+            content = json.dumps([spec.content(), searched])
         else:
-            fields = dataclasses.asdict(spec)
-            content = json.dumps({key: fields[key] for key in sorted(fields) if key != "path"})
+            content = json.dumps(_target_content(spec))
         return hashlib.sha256(f"{self._salt}\0{kind}\0{content}".encode()).hexdigest()
 
     def probes(self, spec: TargetSpec) -> FunctionResult | None:
@@ -63,6 +72,12 @@ class ProbeCache:
 
 
 Result = TypeVar("Result", FunctionResult, WitnessResult)
+
+
+def _target_content(spec: TargetSpec) -> dict[str, object]:
+    """What a function is probed with, not where the project lies (its path)."""
+    fields = dataclasses.asdict(spec)
+    return {key: fields[key] for key in sorted(fields) if key != "path"}
 
 
 def _parsed(model: type[Result], value: str) -> Result | None:

@@ -164,7 +164,7 @@ def run_probes(
         _survivors(baseline, mutation, survivors or {}, probed) if mutation else ([], [])
     )
     expected = sorted(expected_exceptions(list(project.test_files)))
-    cache = _cache(project, config, expected)
+    cache = _cache(project, config, expected, probed)
     results: list[FunctionResult | WitnessResult] = []
     to_probe, to_search = [], []
     for spec in probed.values():
@@ -251,13 +251,17 @@ def probe_growth_limit_mb(baseline_growth_mb: float, memory_limit_mb: int) -> in
     return min(memory_limit_mb, wanted)
 
 
-def _cache(project: Project, config: AuditConfig, expected: list[str]) -> ProbeCache:
+def _cache(
+    project: Project, config: AuditConfig, expected: list[str], targets: Mapping[str, TargetSpec]
+) -> ProbeCache:
     settings = {
         "examples": config.probe_examples,
         "time_budget": config.probe_time_budget,
         "expected_exceptions": expected,
     }
-    return ProbeCache(ResultCache(project.root), project.root, project.source_files, settings)
+    return ProbeCache(
+        ResultCache(project.root), project.root, project.source_files, settings, targets
+    )
 
 
 def _run_child(

@@ -1,0 +1,48 @@
+"""Probe and witness results kept between runs come back only for the same work: the
+same code, mutant, and functions probed with the same inputs."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from auditor.engine.cache import ResultCache
+from auditor.engine.protocol import Job
+from auditor.probes.cache import ProbeCache
+from auditor.probes.protocol import SurvivorSpec, WitnessResult
+from auditor.report import Witness
+from tests.conftest import target_spec
+
+KEY = "shop.py::price"
+
+
+def _cache(root, observed: list) -> ProbeCache:
+    (root / "shop.py").write_text("def price(n):\n    return n * 2\n", encoding="utf-8")
+    target = dataclasses.replace(target_spec(KEY, str(root / "shop.py"), "shop"), observed=observed)
+    return ProbeCache(ResultCache(root), root, [root / "shop.py"], {}, {KEY: target})
+
+
+def _survivor(root) -> SurvivorSpec:
+    job = Job(
+        id="m", path="swap", file=str(root / "shop.py"), module_name="shop", tests=[], timeout=1
+    )
+    return SurvivorSpec(job=job, description="2 -> 3", targets=[KEY])
+
+
+def _kept(root) -> WitnessResult:
+    witness = WitnessResult(witness=Witness(mutant_id="m", status="found", input="price(1)"))
+    cache = _cache(root, observed=[{"n": ("1", "int")}])
+    cache.keep_witness(_survivor(root), witness)
+    cache.close()
+    return witness
+
+
+def test_a_witness_comes_back_for_the_same_mutant_searched_the_same_way(tmp_path):
+    witness = _kept(tmp_path)
+    assert _cache(tmp_path, observed=[{"n": ("1", "int")}]).witness(_survivor(tmp_path)) == witness
+
+
+def test_a_witness_is_searched_again_when_its_function_is_probed_with_other_inputs(tmp_path):
+    _kept(tmp_path)
+    # The tests now call it with other values: the search would draw other inputs.
+    cache = _cache(tmp_path, observed=[{"n": ("7", "int")}])
+    assert cache.witness(_survivor(tmp_path)) is None
