@@ -121,6 +121,33 @@ def stable(report: dict) -> dict:
     return report
 
 
+def report_differences(first: dict, second: dict) -> list[str]:
+    """Where two reports differ beyond what may (see `stable`), one line per value: a
+    failing comparison then names the fields instead of printing two whole reports."""
+    return differences(stable(first), stable(second))
+
+
+def differences(first: Any, second: Any, where: str = "report") -> list[str]:
+    """One line per value that differs between two JSON documents, with its path."""
+    if isinstance(first, dict) and isinstance(second, dict):
+        lines = []
+        for key in sorted(first.keys() | second.keys()):
+            if key not in first or key not in second:
+                lines.append(f"{where}.{key}: only in the {'first' if key in first else 'second'}")
+            else:
+                lines += differences(first[key], second[key], f"{where}.{key}")
+        return lines
+    if isinstance(first, list) and isinstance(second, list) and len(first) == len(second):
+        return [
+            line
+            for index, (a, b) in enumerate(zip(first, second, strict=True))
+            for line in differences(a, b, f"{where}[{index}]")
+        ]
+    if first == second:
+        return []
+    return [f"{where}: {repr(first)[:300]} != {repr(second)[:300]}"]
+
+
 def copy_fixture(name: str, target: Path) -> Path:
     """A fixture project copied to `target`, without what runs leave in it (`.audit/`
     from the README's demo run, bytecode)."""

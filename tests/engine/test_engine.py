@@ -14,7 +14,7 @@ import pytest
 
 from auditor.engine.estimates import overheads
 from auditor.engine.protocol import JobResult
-from tests.conftest import cached_results, run_audit, stable, tree_digest
+from tests.conftest import cached_results, report_differences, run_audit, tree_digest
 
 
 def audit_json(root: Path, suite: str, out: Path, *flags: str) -> dict:
@@ -285,7 +285,7 @@ def test_rerun_with_nothing_changed_comes_from_the_cache(project_copy, tmp_path)
     second = audit_json(root, "tests_strong", tmp_path / "b.json")
     runnable = [m for m in second["mutation"]["mutants"] if m["path"] != "none"]
     assert second["mutation"]["cache_hits"] == len(runnable)
-    assert stable(first) == stable(second)
+    assert report_differences(first, second) == []
 
 
 @pytest.mark.slow
@@ -300,11 +300,11 @@ def test_a_corrupted_cache_is_rebuilt_not_trusted(project_copy, tmp_path):
         m for m in first["mutation"]["mutants"] if m["path"] != "none" and m["status"] != "Killed"
     ]
     assert second["mutation"]["cache_hits"] == len(untouched_rows)
-    assert stable(first) == stable(second)
+    assert report_differences(first, second) == []
     cache.write_bytes(b"this is not a database")
     third = audit_json(root, "tests_strong", tmp_path / "c.json")
     assert third["mutation"]["cache_hits"] == 0
-    assert stable(first) == stable(third)
+    assert report_differences(first, third) == []
 
 
 @pytest.mark.slow
@@ -351,7 +351,7 @@ def test_sigkill_during_mutation_leaves_the_tree_alone_and_the_rerun_resumes(
         project_copy("shop", "shop-uninterrupted"), "tests_strong", tmp_path / "fresh.json"
     )
     assert uninterrupted["mutation"]["cache_hits"] == 0
-    assert stable(resumed) == stable(uninterrupted)
+    assert report_differences(resumed, uninterrupted) == []
     assert tree_digest(root) == before
 
 

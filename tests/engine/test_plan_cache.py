@@ -110,7 +110,7 @@ def test_the_sites_and_code_made_during_the_baseline_are_the_ones_planning_uses(
     from auditor.config import AuditConfig
     from auditor.engine import early_sites
     from auditor.pipeline import run_audit
-    from tests.conftest import stable
+    from tests.conftest import report_differences
 
     config = AuditConfig(probes=False)
     usual = run_audit(["tests_strong"], config, project_copy("ledger", "usual/ledger"))
@@ -133,7 +133,7 @@ def test_the_sites_and_code_made_during_the_baseline_are_the_ones_planning_uses(
         if usual_verdicts.get(mutant_id) != helped_verdicts.get(mutant_id)
     }
     assert differing == {}
-    assert stable(helped.model_dump(mode="json")) == stable(usual.model_dump(mode="json"))
+    assert report_differences(helped.model_dump(mode="json"), usual.model_dump(mode="json")) == []
 
 
 def test_a_small_project_gets_no_helper_to_find_its_sites(project_copy):
