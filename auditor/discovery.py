@@ -184,8 +184,11 @@ def _split_list(value: str) -> list[str]:
     return [part.strip("[]'\",") for part in value.split() if part.strip("[]'\",")]
 
 
-def find_rootdir(start: Path) -> tuple[Path, Path | None, dict[str, str]]:
-    """pytest's rule: the nearest ancestor with a pytest ini file, else a project marker."""
+def find_rootdir(start: Path, cwd: Path | None = None) -> tuple[Path, Path | None, dict[str, str]]:
+    """pytest's rule: the nearest ancestor with a pytest ini file, else a project marker.
+
+    With neither, pytest takes the test folder itself; audit takes the folder it runs
+    in when that holds the tests, so `calc.py` beside `tests/` is found as the code."""
     for folder in (start, *start.parents):
         for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
             candidate = folder / name
@@ -196,6 +199,8 @@ def find_rootdir(start: Path) -> tuple[Path, Path | None, dict[str, str]]:
     for folder in (start, *start.parents):
         if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
             return folder, None, {}
+    if cwd is not None and (cwd == start or cwd in start.parents):
+        return cwd, None, {}
     return start, None, {}
 
 
@@ -345,7 +350,7 @@ def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> 
         resolved_tests.append(path)
     tests = tuple(resolved_tests)
     anchor = tests[0] if tests[0].is_dir() else tests[0].parent
-    root, inifile, ini_options = find_rootdir(anchor)
+    root, inifile, ini_options = find_rootdir(anchor, cwd)
     pyproject = root / "pyproject.toml"
     patterns = test_file_patterns(ini_options)
 

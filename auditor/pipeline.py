@@ -86,7 +86,7 @@ def resolve_config(
     anchor = (cwd / test_paths[0]).resolve() if test_paths else cwd.resolve()
     if not anchor.exists():
         raise DiscoveryError(f"test path '{test_paths[0]}' does not exist")
-    root, _, _ = find_rootdir(anchor if anchor.is_dir() else anchor.parent)
+    root, _, _ = find_rootdir(anchor if anchor.is_dir() else anchor.parent, cwd.resolve())
     pyproject = config_file or (root / "pyproject.toml")
     has_pyproject = pyproject.is_file()
     origin = ""

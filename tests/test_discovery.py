@@ -65,6 +65,25 @@ def test_project_without_code_asks_for_src(tmp_path: Path):
         discover(["tests"], [], tmp_path)
 
 
+def test_without_config_or_markers_the_folder_audit_runs_in_is_the_root(tmp_path: Path):
+    """pytest alone would take tests/ as its rootdir, and find no code beside it."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_calc.py").write_text("from calc import add\n")
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    project = discover(["tests"], [], tmp_path)
+    assert project.root == tmp_path.resolve()
+    assert project.source_files == (tmp_path.resolve() / "calc.py",)
+
+
+def test_run_from_inside_the_tests_without_config_the_tests_are_the_root(tmp_path: Path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_calc.py").write_text("from calc import add\n")
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    project = discover(["."], ["../calc.py"], tmp_path / "tests")
+    assert project.root == (tmp_path / "tests").resolve()
+    assert project.source_files == (tmp_path.resolve() / "calc.py",)
+
+
 def test_dot_pytest_ini_is_read_as_the_inifile(tmp_path: Path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from auditor import __version__, wire
+from auditor.discovery import relative
 from auditor.engine.cache import ResultCache
 from auditor.probes.protocol import FunctionResult, SurvivorSpec, TargetSpec, WitnessResult
 
@@ -38,7 +39,7 @@ class ProbeCache:
         for part in (__version__, _hypothesis_version(), json.dumps(settings, sort_keys=True)):
             digest.update(part.encode())
         for path in sorted(source_files):
-            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(relative(path, root).encode())
             digest.update(path.read_bytes())
         self._salt = digest.hexdigest()
         self._cache = cache

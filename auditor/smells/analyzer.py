@@ -149,7 +149,7 @@ def analyze_paths(paths: list[Path], cwd: Path) -> SmellsSection:
         if not path.exists():
             raise DiscoveryError(f"test path '{path}' does not exist")
     anchor = paths[0] if paths[0].is_dir() else paths[0].parent
-    root, _, ini_options = find_rootdir(anchor)
+    root, _, ini_options = find_rootdir(anchor, cwd.resolve())
     patterns = test_file_patterns(ini_options)
     pyproject = root / "pyproject.toml"
     config = load_config(pyproject if pyproject.is_file() else None, {})

@@ -46,3 +46,15 @@ def test_a_witness_is_searched_again_when_its_function_is_probed_with_other_inpu
     # The tests now call it with other values: the search would draw other inputs.
     cache = _cache(tmp_path, observed=[{"n": ("7", "int")}])
     assert cache.witness(_survivor(tmp_path)) is None
+
+
+def test_code_outside_the_project_root_can_be_kept(tmp_path):
+    """`--src ../calc.py` from inside the tests: the code lies beside the root."""
+    root, code = tmp_path / "tests", tmp_path / "shop.py"
+    root.mkdir()
+    code.write_text("def price(n):\n    return n * 2\n", encoding="utf-8")
+    target = target_spec(KEY, str(code), "shop")
+    cache = ProbeCache(ResultCache(root), root, [code], {}, {KEY: target})
+    witness = WitnessResult(witness=Witness(mutant_id="m", status="found", input="price(1)"))
+    cache.keep_witness(_survivor(tmp_path), witness)
+    assert cache.witness(_survivor(tmp_path)) == witness
