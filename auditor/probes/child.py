@@ -97,9 +97,11 @@ def _warm_hypothesis() -> None:
     them as inputs) at the first draw that wants one, and builds its shrinker's tables.
     One search through every phase here, once the code is imported, does that work once
     rather than in every forked probe. Its result is thrown away, so it may be random."""
-    from hypothesis import find, settings, strategies
+    from hypothesis import Phase, find, settings, strategies
 
-    find(strategies.integers(), lambda _: True, settings=settings(database=None))
+    # Not the explain phase: probes never run it, and it costs more than the rest.
+    phases = [Phase.generate, Phase.shrink]
+    find(strategies.integers(), lambda _: True, settings=settings(database=None, phases=phases))
 
 
 def _hide_own_constants() -> None:
