@@ -11,8 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,19 +40,44 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         )
 
 
-@contextmanager
-def shared_between_workers(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
-    """A folder all pytest-xdist workers of this run see, held under a lock: each worker
-    has a session of its own, so a session fixture that runs whole audits computes into
-    it when it is empty (the first worker there) and reads it otherwise."""
+def computed_once(
+    tmp_path_factory: pytest.TempPathFactory,
+    names: Sequence[str],
+    compute: Callable[[Path, str], Any],
+) -> dict[str, Any]:
+    """`compute(folder, name)` for each name, once per test run, shared by the
+    pytest-xdist workers (each has a session of its own). A worker takes the names no
+    other worker is computing first, then waits for the rest: two workers that need the
+    same results compute them side by side instead of one waiting for the other."""
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent  # each worker's basetemp lies in the run's
-    folder = base / name
+    results: dict[str, Any] = {}
+    for blocking in (False, True):
+        for name in names:
+            if name not in results:
+                result = _computed_once(base, name, compute, blocking)
+                if result is not None:
+                    results[name] = result
+    return results
+
+
+def _computed_once(
+    base: Path, name: str, compute: Callable[[Path, str], Any], blocking: bool
+) -> Any | None:
+    done = base / f"{name}.json"
     with (base / f"{name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        folder.mkdir(exist_ok=True)
-        yield folder
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            return None  # another worker is computing it
+        if not done.exists():
+            folder = base / name
+            folder.mkdir(exist_ok=True)
+            partial = base / f"{name}.partial"
+            partial.write_text(json.dumps(compute(folder, name)))
+            partial.rename(done)
+        return json.loads(done.read_text())
 
 
 def tree_digest(root: Path) -> dict[str, str]:
@@ -172,11 +196,8 @@ def fixture_runs(tmp_path_factory):
     """One real audit of each fixture's shallow and strong suite, shared by the checks
     (and by the xdist workers): {(fixture, suite): (completed process, report, project
     copy, digest before)}."""
-    with shared_between_workers(tmp_path_factory, "e2e") as base:
-        manifest = base / "runs.json"
-        if not manifest.exists():
-            manifest.write_text(json.dumps(_audit_every_fixture(base)))
-        runs = json.loads(manifest.read_text())
+    names = ("ledger", "shop", "textkit")
+    computed = computed_once(tmp_path_factory, [f"e2e-{name}" for name in names], _audit_fixture)
     return {
         (run["name"], run["suite"]): (
             subprocess.CompletedProcess(
@@ -186,32 +207,34 @@ def fixture_runs(tmp_path_factory):
             Path(run["root"]),
             run["before"],
         )
+        for runs in computed.values()
         for run in runs
     }
 
 
-def _audit_every_fixture(base: Path) -> list[dict]:
+def _audit_fixture(base: Path, key: str) -> list[dict]:
+    """Both suites of one fixture, audited one after the other in one copy."""
+    name = key.removeprefix("e2e-")
+    root = base / name
+    copy_fixture(name, root)
+    before = tree_digest(root)
     runs = []
-    for name in ("ledger", "shop", "textkit"):
-        root = base / name
-        copy_fixture(name, root)
-        before = tree_digest(root)
-        for suite in ("tests_shallow", "tests_strong"):
-            report = base / f"{name}-{suite}.json"
-            result = run_audit(suite, "-q", "--json", str(report), cwd=root)
-            runs.append(
-                {
-                    "name": name,
-                    "suite": suite,
-                    "args": result.args,
-                    "returncode": result.returncode,
-                    "stdout": result.stdout,
-                    "stderr": result.stderr,
-                    "report": str(report),
-                    "root": str(root),
-                    "before": before,
-                }
-            )
+    for suite in ("tests_shallow", "tests_strong"):
+        report = base / f"{name}-{suite}.json"
+        result = run_audit(suite, "-q", "--json", str(report), cwd=root)
+        runs.append(
+            {
+                "name": name,
+                "suite": suite,
+                "args": result.args,
+                "returncode": result.returncode,
+                "stdout": result.stdout,
+                "stderr": result.stderr,
+                "report": str(report),
+                "root": str(root),
+                "before": before,
+            }
+        )
     return runs
 
 
