@@ -5,14 +5,17 @@ so reports stay the same). Hypothesis builds its tables of Unicode categories an
 UTF-8 codec the first time a test draws text and keeps them in that folder: well under
 a second on their own, but 4 s inside a test, under coverage's tracer and the argument
 recorder, enough to push a `@given` test past its timeout. The tables depend only on
-Hypothesis and Python, so they are built once per audit, in a sandboxed process of
-their own, and copied into each child's folder.
+Hypothesis and Python, so they are built once per machine, in a sandboxed process of
+their own away from the project's files, kept in the user's cache folder
+(`$XDG_CACHE_HOME/audit`, else `~/.cache/audit`), and copied into each child's folder.
+Where that folder cannot be written, they are built once per audit.
 """
 
 from __future__ import annotations
 
 import atexit
 import functools
+import importlib.metadata
 import os
 import shutil
 import subprocess
@@ -64,13 +67,43 @@ def _mentions_hypothesis(root: Path, test_paths: tuple[str, ...]) -> bool:
 
 def _unicode_table(isolation: Isolation) -> Path | None:
     with _BUILDING:  # the measured run and its rerun start side by side
-        return _built_unicode_table(isolation)
+        return _kept_unicode_table(isolation)
 
 
 _BUILDING = threading.Lock()
 
 
 @functools.cache
+def _kept_unicode_table(isolation: Isolation) -> Path | None:
+    """The table from the user's cache folder, built and put there if missing."""
+    python = "py{}.{}".format(*sys.version_info)
+    version = f"hypothesis-{importlib.metadata.version('hypothesis')}-{python}"
+    kept = _cache_home() / "audit" / version / "unicode_data"
+    if kept.is_dir():
+        return kept
+    built = _built_unicode_table(isolation)
+    if built is None:
+        return None
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=kept.parent, prefix=".building-"))
+    except OSError:
+        return built
+    try:
+        shutil.copytree(built, staging / kept.name)
+        (staging / kept.name).rename(kept)  # whole or not at all; another audit may win
+    except OSError:
+        pass
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return kept if kept.is_dir() else built
+
+
+def _cache_home() -> Path:
+    configured = os.environ.get("XDG_CACHE_HOME", "")
+    return Path(configured) if os.path.isabs(configured) else Path.home() / ".cache"
+
+
 def _built_unicode_table(isolation: Isolation) -> Path | None:
     home = Path(tempfile.mkdtemp(prefix="audit-hypothesis-"))
     atexit.register(shutil.rmtree, home, True)
@@ -79,6 +112,7 @@ def _built_unicode_table(isolation: Isolation) -> Path | None:
     try:
         done = subprocess.run(
             command,
+            cwd=home,  # nothing of the project on its path: the table is shared
             env={**os.environ, "HYPOTHESIS_STORAGE_DIRECTORY": str(storage)},
             stdin=subprocess.DEVNULL,
             capture_output=True,
