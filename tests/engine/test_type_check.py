@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from auditor.report import Report
-from tests.conftest import run_audit
+from tests.conftest import copy_fixture, run_audit
 
 pytestmark = pytest.mark.slow
 
@@ -42,8 +42,25 @@ def typed_shop(project_copy) -> Path:
     return root
 
 
-def test_mutants_mypy_rejects_never_run(typed_shop):
-    report = _audit(typed_shop)
+@pytest.fixture(scope="module")
+def audited_with(tmp_path_factory):
+    """The shop fixture configured for a checker, and its report: one audit per checker
+    for the module (the checks that edit its files put them back)."""
+    runs: dict[str, tuple[Path, Report]] = {}
+
+    def audited(checker: str) -> tuple[Path, Report]:
+        if checker not in runs:
+            root = copy_fixture("shop", tmp_path_factory.mktemp(checker) / "shop")
+            pyproject = root / "pyproject.toml"
+            pyproject.write_text(pyproject.read_text() + SETTINGS[checker])
+            runs[checker] = root, _audit(root)
+        return runs[checker]
+
+    return audited
+
+
+def test_mutants_mypy_rejects_never_run(audited_with):
+    _, report = audited_with("mypy")
     summary = report.mutation.type_check
     rejected = [m for m in report.mutation.mutants if m.status_reason.startswith("rejected by")]
     assert summary.checker == "mypy" and summary.rejected == len(rejected) > 0
@@ -55,12 +72,9 @@ def test_mutants_mypy_rejects_never_run(typed_shop):
 
 @pytest.mark.parametrize("checker", ["mypy", "ty", "pyright"])
 def test_a_rejected_mutant_fails_the_checker_in_place_and_an_accepted_one_does_not(
-    project_copy, checker
+    audited_with, checker
 ):
-    typed_shop = project_copy("shop")
-    pyproject = typed_shop / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text() + SETTINGS[checker])
-    report = _audit(typed_shop)
+    typed_shop, report = audited_with(checker)
     assert report.mutation.type_check.checker == checker
     before = _checker_errors(typed_shop, checker, "shop/cart.py")
 
@@ -93,8 +107,9 @@ def test_a_rejected_mutant_fails_the_checker_in_place_and_an_accepted_one_does_n
         assert with_mutant(mutant) == before, mutant.id
 
 
-def test_no_filter_when_the_project_configures_no_checker_or_it_is_off(project_copy, typed_shop):
-    assert _audit(project_copy("shop", "plain_shop")).mutation.type_check is None
+def test_no_filter_when_the_project_configures_no_checker_or_it_is_off(fixture_runs, typed_shop):
+    _, plain, _, _ = fixture_runs["shop", "tests_shallow"]
+    assert plain["mutation"]["type_check"] is None
     report = _audit(typed_shop, "--type-check", "off")
     assert report.mutation.type_check is None
     assert not any(m.status_reason.startswith("rejected by") for m in report.mutation.mutants)
