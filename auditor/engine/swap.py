@@ -24,10 +24,13 @@ def live_functions(filenames: set[str]) -> dict[tuple[str, int, str], list[Funct
     Functions re-exported, decorated (`functools.wraps` keeps the original) or stored in
     registries are all the same objects, so one swap reaches every caller."""
     index: dict[tuple[str, int, str], list[FunctionType]] = {}
+    resolved: dict[str, str] = {}  # thousands of functions, far fewer files
     for obj in gc.get_objects():
         if isinstance(obj, FunctionType):
             code = obj.__code__
-            filename = os.path.realpath(code.co_filename)
+            filename = resolved.get(code.co_filename)
+            if filename is None:
+                filename = resolved[code.co_filename] = os.path.realpath(code.co_filename)
             if filename in filenames:
                 key = (filename, code.co_firstlineno, code.co_name)
                 index.setdefault(key, []).append(obj)
