@@ -78,7 +78,10 @@ def _kept_unicode_table(isolation: Isolation) -> Path | None:
     """The table from the user's cache folder, built and put there if missing."""
     python = "py{}.{}".format(*sys.version_info)
     version = f"hypothesis-{importlib.metadata.version('hypothesis')}-{python}"
-    kept = _cache_home() / "audit" / version / "unicode_data"
+    home = _cache_home()
+    if home is None:
+        return _built_unicode_table(isolation)
+    kept = home / "audit" / version / "unicode_data"
     if kept.is_dir():
         return kept
     built = _built_unicode_table(isolation)
@@ -99,9 +102,14 @@ def _kept_unicode_table(isolation: Isolation) -> Path | None:
     return kept if kept.is_dir() else built
 
 
-def _cache_home() -> Path:
+def _cache_home() -> Path | None:
     configured = os.environ.get("XDG_CACHE_HOME", "")
-    return Path(configured) if os.path.isabs(configured) else Path.home() / ".cache"
+    if os.path.isabs(configured):
+        return Path(configured)
+    try:
+        return Path.home() / ".cache"
+    except RuntimeError:  # no HOME and no entry in the password database
+        return None
 
 
 def _built_unicode_table(isolation: Isolation) -> Path | None:

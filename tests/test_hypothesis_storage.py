@@ -51,6 +51,18 @@ def test_without_a_writable_cache_folder_the_tables_are_built_for_the_run(tmp_pa
     assert [path.name for path in storage.glob("unicode_data/*/charmap.json.gz")]
 
 
+def test_without_a_home_folder_the_tables_are_built_for_the_run(tmp_path, cache_home, monkeypatch):
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.delenv("HOME")
+    monkeypatch.setattr(Path, "home", _no_home)
+    storage = storage_folder(tmp_path / "tmp", choose("auto"))
+    assert [path.name for path in storage.glob("unicode_data/*/charmap.json.gz")]
+
+
+def _no_home() -> Path:
+    raise RuntimeError("Could not determine home directory.")
+
+
 def test_a_suite_that_does_not_use_hypothesis_gets_an_empty_storage(tmp_path):
     storage = storage_folder(tmp_path / "tmp", choose("auto"), wanted=False)
     assert not storage.exists()
