@@ -348,7 +348,7 @@ def _verdict(
             ],
             detail=first.get("detail", ""),
         )
-        if timed_out:
+        if timed_out and any("start" in m for m in messages[messages.index(first) :]):
             result["detail"] = f"a later test ran past {timeout:.1f}s"
     elif timed_out:
         result.update(

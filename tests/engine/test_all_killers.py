@@ -87,6 +87,20 @@ def test_a_later_test_that_hangs_after_a_kill_leaves_the_mutant_killed():
     verdict = _verdict("m", output, timed_out=True, wait_status=9, duration=5.0, timeout=5.0)
     assert verdict["status"] == "Killed"
     assert verdict["kills"] == [("t.py::test_a", "assertion", 3)]
+    assert verdict["detail"] == "a later test ran past 5.0s"
+
+
+def test_a_kill_reported_just_before_the_timeout_keeps_its_own_detail():
+    """On a loaded machine the child may still be exiting when the timeout comes: no
+    test ran after the kill, so the timeout says nothing about the tests."""
+    messages = [
+        {"start": "t.py::test_a"},
+        {"killed_by": "t.py::test_a", "kill_kind": "error", "detail": "KeyError", "at": 3},
+    ]
+    output = "".join(json.dumps(m) + "\n" for m in messages).encode()
+    verdict = _verdict("m", output, timed_out=True, wait_status=9, duration=2.2, timeout=2.1)
+    assert verdict["status"] == "Killed"
+    assert verdict["detail"] == "KeyError"
 
 
 @pytest.mark.slow
