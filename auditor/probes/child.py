@@ -95,8 +95,9 @@ def _warm_hypothesis() -> None:
     """Hypothesis does some work once per process: it registers its own random generator
     (with a full `gc.collect()`), collects the constants of the code under test (to try
     them as inputs) at the first draw that wants one, and builds its shrinker's tables.
-    One search through every phase here, once the code is imported, does that work once
-    rather than in every forked probe. Its result is thrown away, so it may be random."""
+    One search through generation and shrinking here, once the code is imported, does
+    that work once rather than in every forked probe. Its result is thrown away, so it
+    may be random."""
     from hypothesis import Phase, find, settings, strategies
 
     # Not the explain phase: probes never run it, and it costs more than the rest.
