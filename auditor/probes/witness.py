@@ -244,14 +244,14 @@ def witnesses_for_group(
     trials_by_key = {}
     new_inputs = {}
     for key in keys:
-        if key not in generated:
+        pickled = generated.get(key)
+        if pickled is None:
             text, _ = run_forked(
                 lambda key=key: _tried_inputs(subjects[key], spec), spec.time_budget
             )
             if text is None:
                 continue
-            new_inputs[key] = wire.decode(Inputs, text).pickled
-        pickled = generated[key] if key in generated else new_inputs[key]
+            pickled = new_inputs[key] = wire.decode(Inputs, text).pickled
         trials_by_key[key] = trials_for(subjects[key], spec, _unpickled(pickled))
     sources = MutantSources()  # the group's file, read once
     found = []
