@@ -125,7 +125,7 @@ class RunnerPlugin:
             _kill_group(pid)
         _, wait_status = os.waitpid(pid, 0)
         served = self.served_mutant(pid)
-        for leftover in (served.spec, served.applied):
+        for leftover in (served.spec, served.applied, served.compiled):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(leftover)
         duration = time.monotonic() - started
@@ -274,7 +274,8 @@ def _brief_failures(item: Any) -> None:
 class ServedMutant:
     """The mutant a child serves to the Python processes its tests start: our
     sitecustomize (on their PYTHONPATH) reads the spec named by `AUDIT_MUTANT` and loads
-    the mutated source in place of the file; its first such import creates `applied`."""
+    the mutated source in place of the file; its first such import creates `applied`,
+    and the first to compile the mutated file keeps its code in `compiled` for the rest."""
 
     spec: Path
 
@@ -282,8 +283,17 @@ class ServedMutant:
     def applied(self) -> Path:
         return self.spec.with_suffix(".applied")
 
+    @property
+    def compiled(self) -> Path:
+        return self.spec.with_suffix(".code")
+
     def offer(self, file: str, mutated_source: str) -> None:
-        message = {"file": file, "source": mutated_source, "applied": str(self.applied)}
+        message = {
+            "file": file,
+            "source": mutated_source,
+            "applied": str(self.applied),
+            "compiled": str(self.compiled),
+        }
         self.spec.write_text(json.dumps(message), encoding="utf-8")
         os.environ["AUDIT_MUTANT"] = str(self.spec)
 

@@ -36,7 +36,9 @@ def run_tiny(root: Path, mutant_spec: Path | None) -> str:
 
 def offer(root: Path, file: str, source: str) -> tuple[Path, Path]:
     spec, applied = root / "mutant.json", root / "mutant.applied"
-    spec.write_text(json.dumps({"file": file, "source": source, "applied": str(applied)}))
+    message = {"file": file, "source": source, "applied": str(applied)}
+    message["compiled"] = str(root / "mutant.code")
+    spec.write_text(json.dumps(message))
     return spec, applied
 
 
@@ -53,6 +55,38 @@ def test_the_main_module_of_python_m_is_served_too(package):
     spec, applied = offer(package, main, "print('mutated')\n")
     assert run_tiny(package, spec) == "mutated\n"
     assert applied.exists()
+
+
+def test_later_processes_load_the_code_the_first_one_compiled(package):
+    core = os.path.realpath(package / "tiny" / "core.py")
+    spec, _ = offer(package, core, "def value():\n    return 2\n")
+    assert run_tiny(package, spec) == "2\n"
+    assert (package / "mutant.code").exists()
+    # the source changes, the kept code does not: a later process must run the kept code
+    offer(package, core, "def value():\n    return 3\n")
+    assert run_tiny(package, spec) == "2\n"
+
+
+def test_code_kept_by_another_interpreter_is_compiled_again(package):
+    core = os.path.realpath(package / "tiny" / "core.py")
+    spec, _ = offer(package, core, "def value():\n    return 2\n")
+    (package / "mutant.code").write_bytes(b"\x00\x00\r\n\x00garbage")
+    assert run_tiny(package, spec) == "2\n"
+
+
+def test_a_process_run_with_dash_o_does_not_load_code_compiled_without_it(package):
+    main = os.path.realpath(package / "tiny" / "__main__.py")
+    spec, _ = offer(package, main, "assert False, 'asserts kept'\nprint('asserts stripped')\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PYTHONPATH=str(SUBPROCESS_SITE), AUDIT_MUTANT=str(spec))
+    plain = subprocess.run(
+        [sys.executable, "-m", "tiny"], cwd=package, env=env, capture_output=True
+    )
+    assert b"asserts kept" in plain.stderr
+    optimized = subprocess.run(
+        [sys.executable, "-O", "-m", "tiny"], cwd=package, env=env, capture_output=True, text=True
+    )
+    assert optimized.stdout == "asserts stripped\n"
 
 
 def test_without_a_mutant_the_subprocess_runs_the_original_and_marks_nothing(package):
@@ -83,6 +117,15 @@ def test_a_script_run_by_its_path_runs_the_mutant_as_main_with_its_folder_on_the
     done = run_script(package, spec)
     assert (done.returncode, done.stdout) == (0, "__main__ 2 ['x']\n")
     assert applied.exists()
+
+
+def test_a_mutated_script_knows_its_absolute_path_as_the_interpreter_would_tell_it(package):
+    script = package / "tiny" / "script.py"
+    script.write_text("print('original')\n")
+    mutated = "import sys\nprint(__file__ == sys._getframe().f_code.co_filename, __file__)\n"
+    spec, _ = offer(package, os.path.realpath(script), mutated)
+    done = run_script(package, spec)
+    assert done.stdout == f"True {package / 'tiny' / 'script.py'}\n"
 
 
 def test_a_mutated_script_exits_as_the_interpreter_would(package):

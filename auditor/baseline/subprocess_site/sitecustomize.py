@@ -51,6 +51,7 @@ class _MutantFinder:
         self.file = spec["file"]
         self.source = spec["source"]
         self.applied = spec["applied"]
+        self.compiled = spec.get("compiled")
         folder, name = os.path.split(self.file)
         stem = os.path.splitext(name)[0]
         self.last_name = os.path.basename(folder) if stem == "__init__" else stem
@@ -58,7 +59,13 @@ class _MutantFinder:
     def code(self, filename):
         # Tells the mutant's child that the mutant reached this process.
         os.close(os.open(self.applied, os.O_WRONLY | os.O_CREAT, 0o600))
-        return compile(self.source, filename, "exec", dont_inherit=True)
+        shared = self.compiled if filename == self.file else None
+        code = _load_compiled(shared) if shared else None
+        if code is None:
+            code = compile(self.source, filename, "exec", dont_inherit=True)
+            if shared:
+                _keep_compiled(code, shared)
+        return code
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname.rpartition(".")[2] != self.last_name:
@@ -70,6 +77,47 @@ class _MutantFinder:
             return None
         spec.loader = _mutant_loader(fullname, spec.origin, self)
         return spec
+
+
+def _compiled_header() -> bytes:
+    # The interpreter's bytecode version and optimization level: a test may start
+    # another Python, or this one with -O, and neither may load the other's code.
+    from importlib._bootstrap_external import MAGIC_NUMBER  # loaded at start-up already
+
+    return MAGIC_NUMBER + bytes([sys.flags.optimize])
+
+
+def _load_compiled(path):
+    """The mutant's code as an earlier process of the same mutant's run compiled it:
+    loading it is far cheaper than compiling a large file in every process a test
+    starts, and a file run as a script has no bytecode cache at all."""
+    import marshal
+
+    try:
+        with open(path, "rb") as kept:
+            data = kept.read()
+    except OSError:
+        return None
+    header = _compiled_header()
+    if not data.startswith(header):
+        return None
+    try:
+        return marshal.loads(data[len(header) :])
+    except (EOFError, ValueError, TypeError):
+        return None
+
+
+def _keep_compiled(code, path) -> None:
+    import marshal
+
+    partial = f"{path}.{os.getpid()}"
+    try:
+        with open(partial, "wb") as kept:
+            kept.write(_compiled_header() + marshal.dumps(code))
+        os.replace(partial, path)  # whole or absent, for processes running beside this one
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
 
 
 def _mutant_loader(fullname, origin, finder):
@@ -116,6 +164,7 @@ def _run_mutated_script(finder) -> None:
     script = sys.argv[0] if sys.argv else ""
     if not script or script in ("-c", "-m") or os.path.realpath(script) != finder.file:
         return
+    script = os.path.abspath(script)  # as the interpreter names a script it runs
     code = finder.code(script)
     sys.path.insert(0, os.path.dirname(os.path.realpath(script)))
     main = sys.modules["__main__"].__dict__
