@@ -43,7 +43,7 @@ def find_data_tables(source: str) -> list[DataTable]:
         module = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
-    offsets = _Offsets(source)
+    offsets = Offsets(source)
     tables = []
     run: list[ast.stmt] = []
     for statement in [*module.body, None]:
@@ -65,7 +65,7 @@ def _table_value(statement: ast.stmt | None) -> ast.expr | None:
     """What may hold a table: an assigned value, or a bare `TABLE.update(...)`."""
     if isinstance(statement, (ast.Assign, ast.AnnAssign)):
         return statement.value
-    if isinstance(statement, ast.Expr) and _keyword_entries(statement.value):
+    if isinstance(statement, ast.Expr) and keyword_entries(statement.value):
         return statement.value
     return None
 
@@ -76,10 +76,10 @@ def _entries(value: ast.expr) -> list[list[ast.AST]]:
         return [[item] for item in value.elts]
     if isinstance(value, ast.Dict) and None not in value.keys:  # no `**spread`
         return [[key, item] for key, item in zip(value.keys, value.values, strict=True)]  # type: ignore[list-item]
-    return [[keyword] for keyword in _keyword_entries(value)]
+    return [[keyword] for keyword in keyword_entries(value)]
 
 
-def _keyword_entries(value: ast.expr) -> list[ast.keyword]:
+def keyword_entries(value: ast.AST) -> list[ast.keyword]:
     """The keywords of `dict(key=value, ...)` or `TABLE.update(key=value, ...)`: a
     table written as a call."""
     if not isinstance(value, ast.Call) or value.args:
@@ -127,7 +127,7 @@ def _table(
     first: ast.stmt | ast.expr,
     last: ast.stmt | ast.expr,
     entries: Sequence[Sequence[ast.AST]],
-    offsets: _Offsets,
+    offsets: Offsets,
 ) -> DataTable:
     step = (len(entries) - 1) / (SAMPLED_ENTRIES - 1)
     return DataTable(
@@ -138,7 +138,7 @@ def _table(
     )
 
 
-class _Offsets:
+class Offsets:
     """ast's positions (lines, UTF-8 byte columns) as character offsets in the source."""
 
     def __init__(self, source: str) -> None:
