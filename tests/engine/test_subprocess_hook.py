@@ -108,6 +108,14 @@ def run_script(root: Path, mutant_spec: Path) -> subprocess.CompletedProcess[str
     )
 
 
+def run_mutated_script(root: Path, mutated: str) -> subprocess.CompletedProcess[str]:
+    """`python tiny/script.py x` with the script's mutant served."""
+    script = root / "tiny" / "script.py"
+    script.write_text("print('original')\n")
+    spec, _ = offer(root, os.path.realpath(script), mutated)
+    return run_script(root, spec)
+
+
 def test_a_script_run_by_its_path_runs_the_mutant_as_main_with_its_folder_on_the_path(package):
     script = package / "tiny" / "script.py"
     script.write_text("import core\nprint(__name__, core.value())\n")
@@ -120,28 +128,19 @@ def test_a_script_run_by_its_path_runs_the_mutant_as_main_with_its_folder_on_the
 
 
 def test_a_mutated_script_knows_its_absolute_path_as_the_interpreter_would_tell_it(package):
-    script = package / "tiny" / "script.py"
-    script.write_text("print('original')\n")
     mutated = "import sys\nprint(__file__ == sys._getframe().f_code.co_filename, __file__)\n"
-    spec, _ = offer(package, os.path.realpath(script), mutated)
-    done = run_script(package, spec)
+    done = run_mutated_script(package, mutated)
     assert done.stdout == f"True {package / 'tiny' / 'script.py'}\n"
 
 
 def test_a_mutated_script_exits_as_the_interpreter_would(package):
-    script = package / "tiny" / "script.py"
-    script.write_text("print('original')\n")
     mutated = "import atexit\natexit.register(print, 'bye')\nraise SystemExit(3)\n"
-    spec, _ = offer(package, os.path.realpath(script), mutated)
-    done = run_script(package, spec)
+    done = run_mutated_script(package, mutated)
     assert (done.returncode, done.stdout) == (3, "bye\n")
 
 
 def test_an_exception_escaping_a_mutated_script_is_printed_and_exits_with_1(package):
-    script = package / "tiny" / "script.py"
-    script.write_text("print('original')\n")
-    spec, _ = offer(package, os.path.realpath(script), "raise ValueError('mutant')\n")
-    done = run_script(package, spec)
+    done = run_mutated_script(package, "raise ValueError('mutant')\n")
     assert done.returncode == 1
     assert "ValueError: mutant" in done.stderr
 
