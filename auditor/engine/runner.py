@@ -190,7 +190,15 @@ class RunnerPlugin:
                 following = everything[position + 1] if position + 1 < len(everything) else None
                 self.failed_in_child = self.failed_by_check = False
                 self.failed_at = 0
-                reports = runtestprotocol(item, log=False, nextitem=following)
+                try:
+                    reports = runtestprotocol(item, log=False, nextitem=following)
+                except KeyboardInterrupt:
+                    # Not the user's Ctrl-C (the child has its own process group): the
+                    # mutant let an interrupt escape the test, which stops a pytest run.
+                    key = "also_killed_by" if killed else "killed_by"
+                    detail = "an interrupt escaped the test and stopped the run"
+                    tell({key: item.nodeid, "kill_kind": "error", "detail": detail})
+                    os._exit(0)
                 tests_seconds += sum(report.duration for report in reports)
                 if self.failed_in_child or any(report.failed for report in reports):
                     kind = "assertion" if self.failed_by_check else "error"

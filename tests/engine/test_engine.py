@@ -576,3 +576,29 @@ def test_a_doctest_whose_output_differs_kills_by_assertion(tmp_path):
     doubled = next(m for m in report["mutation"]["mutants"] if m["replacement"] == "x / 2")
     assert doubled["killed_by"] == ["calc.py::calc.double"]
     assert doubled["kill_kind"] == "assertion"
+
+
+@pytest.mark.slow
+def test_a_mutant_that_lets_an_interrupt_escape_its_test_is_killed_by_that_test(tmp_path):
+    (tmp_path / "cli.py").write_text(
+        "def main(work):\n"
+        "    try:\n"
+        "        work()\n"
+        "    except KeyboardInterrupt:\n"
+        "        return 130\n"
+        "    return 0\n"
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_cli.py").write_text(
+        "from cli import main\n\n\n"
+        "def interrupted():\n"
+        "    raise KeyboardInterrupt\n\n\n"
+        "def test_an_interrupt_exits_with_130():\n"
+        "    assert main(interrupted) == 130\n"
+    )
+    report = audit_json(tmp_path, "tests", tmp_path / "r.json", "--mutators", "exceptions")
+    (handler,) = [m for m in report["mutation"]["mutants"] if m["operator"] == "exceptions.handler"]
+    assert (handler["status"], handler["killed_by"]) == (
+        "Killed",
+        ["tests/test_cli.py::test_an_interrupt_exits_with_130"],
+    )
