@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import marshal
 import math
 import os
 import select
@@ -135,7 +136,7 @@ class RunnerPlugin:
         return verdict
 
     def served_mutant(self, child: int) -> ServedMutant:
-        return ServedMutant(Path(self.spec.scratch) / f"mutant-{child}.json")
+        return ServedMutant(Path(self.spec.scratch) / f"mutant-{child}.spec")
 
     def _child(
         self,
@@ -302,7 +303,8 @@ class ServedMutant:
             "applied": str(self.applied),
             "compiled": str(self.compiled),
         }
-        self.spec.write_text(json.dumps(message), encoding="utf-8")
+        # marshal, not JSON: the sitecustomize reads it without importing anything
+        self.spec.write_bytes(marshal.dumps(message))
         os.environ["AUDIT_MUTANT"] = str(self.spec)
 
 

@@ -1,6 +1,5 @@
 """The sitecustomize that serves a mutant to the Python processes a test starts."""
 
-import json
 import os
 import subprocess
 import sys
@@ -9,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from auditor.baseline.child import SUBPROCESS_SITE
+from auditor.engine.runner import ServedMutant
 
 
 @pytest.fixture
@@ -35,11 +35,11 @@ def run_tiny(root: Path, mutant_spec: Path | None) -> str:
 
 
 def offer(root: Path, file: str, source: str) -> tuple[Path, Path]:
-    spec, applied = root / "mutant.json", root / "mutant.applied"
-    message = {"file": file, "source": source, "applied": str(applied)}
-    message["compiled"] = str(root / "mutant.code")
-    spec.write_text(json.dumps(message))
-    return spec, applied
+    """The spec a mutant's child writes, as the runner writes it."""
+    served = ServedMutant(root / "mutant.spec")
+    served.offer(file, source)
+    del os.environ["AUDIT_MUTANT"]  # set for the child's own subprocesses, not this one
+    return served.spec, served.applied
 
 
 def test_a_subprocess_imports_the_mutated_source_instead_of_the_file_or_its_bytecode(package):

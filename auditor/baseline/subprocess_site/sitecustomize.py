@@ -7,10 +7,11 @@ In a mutant's run it serves the mutated file to the process's imports, so the su
 runs the mutant without a copy of the project. Then it hands over to the environment's
 own sitecustomize, if there is one."""
 
-import contextlib
-import importlib
 import os
 import sys
+
+# Every process a test starts imports this module: it imports nothing a program would
+# not have loaded at start-up already (json, contextlib) unless it measures coverage.
 
 
 def _measure() -> None:
@@ -116,8 +117,10 @@ def _keep_compiled(code, path) -> None:
             kept.write(_compiled_header() + marshal.dumps(code))
         os.replace(partial, path)  # whole or absent, for processes running beside this one
     except OSError:
-        with contextlib.suppress(OSError):
+        try:
             os.unlink(partial)
+        except OSError:
+            pass
 
 
 def _mutant_loader(fullname, origin, finder):
@@ -137,12 +140,12 @@ def _serve_mutant():
     spec_path = os.environ.get("AUDIT_MUTANT")
     if not spec_path:
         return None
-    import json
+    import marshal
 
     try:
-        with open(spec_path, encoding="utf-8") as spec_file:
-            finder = _MutantFinder(json.load(spec_file))
-    except (OSError, ValueError, KeyError):
+        with open(spec_path, "rb") as spec_file:
+            finder = _MutantFinder(marshal.load(spec_file))
+    except (OSError, EOFError, ValueError, TypeError, KeyError):
         return None  # nothing served, nothing marked: the mutant's child falls back to a copy
     sys.meta_path.insert(0, finder)
     return finder
@@ -185,8 +188,10 @@ def _run_mutated_script(finder) -> None:
         atexit._run_exitfuncs()
     finally:
         for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
+            try:
                 stream.flush()
+            except Exception:
+                pass
         os._exit(status)
 
 
@@ -197,7 +202,7 @@ _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [path for path in sys.path if os.path.abspath(path or os.curdir) != _here]
 _this = sys.modules.pop(__name__)
 try:
-    importlib.import_module("sitecustomize")
+    __import__("sitecustomize")
 except ImportError:
     # None there: stay registered, or the import system's own bookkeeping for this
     # module fails and the process prints "Error in sitecustomize" on its stderr.
