@@ -30,7 +30,7 @@ class EntryKey:
 
 def entry_keys(source: str) -> list[EntryKey]:
     """The string-keyed entries of the dict literals and `dict(key=...)` or
-    `.update(key=...)` calls in the module's import-time code, outermost first."""
+    `.update(key=...)` calls in the module's import-time code."""
     try:
         module = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -41,7 +41,7 @@ def entry_keys(source: str) -> list[EntryKey]:
         for key, first, last in _keyed_entries(node):
             if _KEY.fullmatch(key):
                 found.append(EntryKey(offsets.start(first), offsets.end(last), key))
-    return sorted(found, key=lambda entry: (entry.start, -entry.end))
+    return found
 
 
 def keys_at(keys: Sequence[EntryKey], start: int, end: int) -> list[str]:

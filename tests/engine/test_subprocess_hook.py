@@ -1,5 +1,6 @@
 """The sitecustomize that serves a mutant to the Python processes a test starts."""
 
+import marshal
 import os
 import subprocess
 import sys
@@ -70,7 +71,9 @@ def test_later_processes_load_the_code_the_first_one_compiled(package):
 def test_code_kept_by_another_interpreter_is_compiled_again(package):
     core = os.path.realpath(package / "tiny" / "core.py")
     spec, _ = offer(package, core, "def value():\n    return 2\n")
-    (package / "mutant.code").write_bytes(b"\x00\x00\r\n\x00garbage")
+    elsewhere = compile("def value():\n    return 9\n", core, "exec")
+    another_magic = b"\x00\x00\r\n\x00"  # another bytecode version, no -O
+    (package / "mutant.code").write_bytes(another_magic + marshal.dumps(elsewhere))
     assert run_tiny(package, spec) == "2\n"
 
 

@@ -5,13 +5,14 @@ In the baseline it measures the process with coverage.py under the running test'
 context, so code a test runs in a subprocess (`python -m pkg`) is attributed to the test.
 In a mutant's run it serves the mutated file to the process's imports, so the subprocess
 runs the mutant without a copy of the project. Then it hands over to the environment's
-own sitecustomize, if there is one."""
+own sitecustomize, if there is one.
 
+Being in every such process, it imports only modules built into the interpreter (no
+json, no contextlib) unless it measures coverage."""
+
+import marshal
 import os
 import sys
-
-# Every process a test starts imports this module: it imports nothing a program would
-# not have loaded at start-up already (json, contextlib) unless it measures coverage.
 
 
 def _measure() -> None:
@@ -92,8 +93,6 @@ def _load_compiled(path):
     """The mutant's code as an earlier process of the same mutant's run compiled it:
     loading it is far cheaper than compiling a large file in every process a test
     starts, and a file run as a script has no bytecode cache at all."""
-    import marshal
-
     try:
         with open(path, "rb") as kept:
             data = kept.read()
@@ -109,8 +108,6 @@ def _load_compiled(path):
 
 
 def _keep_compiled(code, path) -> None:
-    import marshal
-
     partial = f"{path}.{os.getpid()}"
     try:
         with open(partial, "wb") as kept:
@@ -140,8 +137,6 @@ def _serve_mutant():
     spec_path = os.environ.get("AUDIT_MUTANT")
     if not spec_path:
         return None
-    import marshal
-
     try:
         with open(spec_path, "rb") as spec_file:
             finder = _MutantFinder(marshal.load(spec_file))
