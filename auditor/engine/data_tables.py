@@ -30,11 +30,16 @@ class DataTable:
     """Indexes of the entries whose mutants are kept."""
 
     def skips(self, start: int, end: int) -> bool:
-        """Whether a mutation of source[start:end] lies in an entry left out."""
-        return any(
-            entry_start <= start and end <= entry_end and index not in self.sampled
-            for index, (entry_start, entry_end) in enumerate(self.entries)
-        )
+        """Whether a mutation of source[start:end] lies in an entry left out: within the
+        entry, or the entry with the separators around it (a dropped argument takes its
+        comma along), never reaching into the entries beside it."""
+        for index, (entry_start, entry_end) in enumerate(self.entries):
+            after_previous = self.entries[index - 1][1] if index else entry_start
+            before_next = self.entries[index + 1][0] if index + 1 < len(self.entries) else entry_end
+            overlaps = start < entry_end and entry_start < end
+            if overlaps and after_previous <= start and end <= before_next:
+                return index not in self.sampled
+        return False
 
 
 def find_data_tables(source: str) -> list[DataTable]:

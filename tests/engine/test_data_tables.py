@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from auditor.engine.data_tables import MIN_ENTRIES, SAMPLED_ENTRIES, find_data_tables
+from mutators.registry import operators
+from mutators.sites import find_mutations
 
 
 def _entries_kept(source: str) -> list[str]:
@@ -74,3 +76,13 @@ def test_an_update_call_of_keywords_is_a_table_of_its_keywords():
 def test_a_lambda_that_computes_is_not_data():
     rows = "".join(f"    k{n}=lambda x: x + {n},\n" for n in range(25))
     assert find_data_tables(f"OPS = dict(\n{rows})\n") == []
+
+
+def test_every_mutant_of_a_left_out_entry_is_skipped_a_dropped_argument_too():
+    rows = "".join(f"    k{n}=[lambda x, key={n}: None],\n" for n in range(25))
+    source = f"INFO['builtins'] = dict(\n{rows})\n"
+    (table,) = find_data_tables(source)
+    kept = [s for s in find_mutations(source, operators()) if not table.skips(s.start, s.end)]
+    dropped = [s.description for s in kept if "dropped" in s.description]
+    assert len(dropped) == SAMPLED_ENTRIES
+    assert {s.line for s in kept} <= {2 + index for index in table.sampled} | {1}
