@@ -414,7 +414,7 @@ class AuditConfig(_Strict):
     mutant_timeout_factor: float = Field(default=3.0, gt=0)
     """A mutant's tests time out after this many times their time on the original code,
     plus `mutant_timeout_constant`."""
-    mutant_timeout_constant: Duration = Field(default=2.0, ge=0)
+    mutant_timeout_constant: Duration = Field(default=0.5, ge=0)
     """Seconds added to the scaled time before a mutant counts as a timeout."""
     executor: Annotated[
         Literal["local", "dask"], Flag("--executor", "Run mutants here or on a Dask cluster.")

@@ -267,7 +267,7 @@ class _Lookahead:
 def _deadline(job: Job) -> float:
     """When a runner running `job` is stuck: its children enforce the job's timeout
     themselves, so this is a backstop for a runner that stopped answering."""
-    return time.monotonic() + job.timeout + 30.0
+    return time.monotonic() + job.longest() + 30.0
 
 
 def _tail(log: Path) -> str:

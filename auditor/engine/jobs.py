@@ -7,6 +7,7 @@ import os
 import zlib
 from typing import Any
 
+from auditor.config import AuditConfig
 from auditor.discovery import Project
 from auditor.engine.plan import PlannedMutant
 from auditor.engine.protocol import Job, text_digest
@@ -31,7 +32,7 @@ def _patch(mutant: PlannedMutant, project: Project) -> dict[str, Any]:
     }
 
 
-def job_for(mutant: PlannedMutant, module_name: str, project: Project, all_killers: bool) -> Job:
+def job_for(mutant: PlannedMutant, module_name: str, project: Project, config: AuditConfig) -> Job:
     return Job(
         id=mutant.id,
         path=mutant.path,
@@ -47,5 +48,7 @@ def job_for(mutant: PlannedMutant, module_name: str, project: Project, all_kille
         **(_patch(mutant, project) if mutant.path != "swap" or mutant.subprocess_reach else {}),
         subprocess_tests=mutant.subprocess_tests,
         serve_subprocesses=bool(mutant.subprocess_reach),
-        all_killers=all_killers,
+        all_killers=config.all_killers,
+        timeout_factor=config.mutant_timeout_factor,
+        timeout_constant=config.mutant_timeout_constant,
     )

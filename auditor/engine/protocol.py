@@ -6,6 +6,7 @@ child forked from it; the parent checks what comes back with `wire.check`."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -27,6 +28,11 @@ class RunnerSpec:
     guard: bool = True
 
 
+ORIGINAL_TIMING_LIMIT = 10.0
+"""Seconds the runner gives the original code on a job's tests when it times them
+(`Job.allowed`)."""
+
+
 @dataclass
 class Job:
     id: str
@@ -37,6 +43,7 @@ class Job:
     module_name: str
     tests: list[str]
     timeout: float
+    """`timeout_factor` x the tests' time in the baseline + `timeout_constant` seconds."""
     target_line: int = 0
     target_name: str = ""
     code_b64: str = ""
@@ -58,6 +65,29 @@ class Job:
     """Serve the mutated file to every Python process the tests start."""
     all_killers: bool = False
     """Keep running the tests after the first that fails, recording each that does."""
+    timeout_factor: float = 0.0
+    timeout_constant: float = 0.0
+
+    def allowed(self, original_seconds: float | None) -> float:
+        """Seconds the child may run, given the original code's time on the same tests in
+        a child like it (None or 0: not known). The baseline can undercharge a test: a
+        fresh child pays again what the baseline's one process paid once, for whichever
+        test came first (a lazy import, a cache filled on first use)."""
+        if not original_seconds:
+            return self.timeout
+        scaled = self.timeout_factor * original_seconds + self.timeout_constant
+        return max(self.timeout, scaled)
+
+    def longest(self) -> float:
+        """The most the job can take: its timeout, the original's timing, and the time
+        that timing can allow."""
+        timed = self.timeout_factor * ORIGINAL_TIMING_LIMIT + self.timeout_constant
+        return self.timeout + ORIGINAL_TIMING_LIMIT + timed
+
+    def undone(self, original: str) -> Job:
+        """This job with its change undone (`original`: the file's text): its child runs
+        the same statements again, and serves the file to subprocesses, unchanged."""
+        return dataclasses.replace(self, replacement=original[self.patch_start : self.patch_end])
 
     @staticmethod
     def encode_code(code: bytes) -> str:

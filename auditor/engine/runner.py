@@ -18,6 +18,7 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -29,7 +30,7 @@ from auditor.engine.mutant import (
     MutantSources,
     PreparedMutant,
 )
-from auditor.engine.protocol import Job, JobResult, Ready, RunnerSpec
+from auditor.engine.protocol import ORIGINAL_TIMING_LIMIT, Job, JobResult, Ready, RunnerSpec
 from auditor.engine.swap import SwapError
 from auditor.memory import MEMORY_POLL_SECONDS, MemoryWatch, resident_bytes
 
@@ -46,6 +47,9 @@ class RunnerPlugin:
         self.failed_by_check = False
         self.failed_at = 0
         self.sources = MutantSources()
+        self.original_seconds: dict[tuple[str, ...], float] = {}
+        """The original code's time on each list of tests a mutant ran past its timeout
+        with, in a child like the mutant's (`Job.allowed`)."""
 
     def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
         # A check (assert, pytest.raises, pytest.fail) failing is an oracle at work; any
@@ -109,31 +113,72 @@ class RunnerPlugin:
             mutant = self.sources.prepare(job)
         except SwapError as changed:
             return {"id": job.id, "status": "RuntimeError", "detail": str(changed)}
+        tests = (*job.tests, *job.subprocess_tests)
+
+        def timed_allowance() -> float | None:
+            if tests in self.original_seconds or not job.timeout_factor:
+                return None  # nothing new to learn
+            self.original_seconds[tests] = self._time_original(mutant, items, spawning)
+            return job.allowed(self.original_seconds[tests])
+
+        started = time.monotonic()
+        pid, read_end = self._fork(mutant, items, spawning)
+        watch = MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.child_growth_limit_mb)
+        allowed = job.allowed(self.original_seconds.get(tests))
+        output, past = _read_until(read_end, started, allowed, watch, timed_allowance)
+        wait_status = self._reap(pid, read_end, stop=past is not None or watch.exceeded)
+        duration = time.monotonic() - started
+        verdict = _verdict(job.id, output, past, wait_status, duration)
+        if watch.exceeded and not verdict.get("kills"):
+            verdict.update(status="Timeout", kill_kind="timeout", detail=watch.describe())
+        return verdict
+
+    def _fork(
+        self, mutant: PreparedMutant, items: list[Any], spawning: list[Any], undone: bool = False
+    ) -> tuple[int, int]:
+        """A child running the tests on the mutant (or, `undone`, on the original code):
+        its pid and the end of the pipe it reports on."""
         read_end, write_end = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
-        started = time.monotonic()
         pid = os.fork()
         if pid == 0:
             os.close(read_end)
-            self._child(mutant, items, spawning, write_end)
+            self._child(mutant, items, spawning, write_end, undone)
             os._exit(0)  # not reached: _child always leaves with os._exit
         os.close(write_end)
-        watch = MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.child_growth_limit_mb)
-        output, timed_out = _read_until(read_end, job.timeout, watch)
+        return pid, read_end
+
+    def _reap(self, pid: int, read_end: int, stop: bool) -> int:
+        """Close a child's pipe, kill its process group if `stop`, wait for it and remove
+        the files it served its subprocesses; its wait status."""
         os.close(read_end)
-        if timed_out or watch.exceeded:
+        if stop:
             _kill_group(pid)
         _, wait_status = os.waitpid(pid, 0)
         served = self.served_mutant(pid)
         for leftover in (served.spec, served.applied, served.compiled):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(leftover)
-        duration = time.monotonic() - started
-        verdict = _verdict(job.id, output, timed_out, wait_status, duration, job.timeout)
-        if watch.exceeded and not verdict.get("kills"):
-            verdict.update(status="Timeout", kill_kind="timeout", detail=watch.describe())
-        return verdict
+        return wait_status
+
+    def _time_original(
+        self, mutant: PreparedMutant, items: list[Any], spawning: list[Any]
+    ) -> float:
+        """Seconds the original code takes on the mutant's tests in a child like the
+        mutant's (the same statements run again, the same file served, unchanged); 0.0
+        when it does not finish within ORIGINAL_TIMING_LIMIT. The mutant's child runs on
+        meanwhile."""
+        source = self.sources.original(mutant.job.file)[0]
+        original = self.sources.prepare(mutant.job.undone(source))
+        started = time.monotonic()
+        pid, read_end = self._fork(original, items, spawning, undone=True)
+        watch = MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.child_growth_limit_mb)
+        _, past = _read_until(read_end, started, ORIGINAL_TIMING_LIMIT, watch)
+        self._reap(pid, read_end, stop=True)
+        if past is not None or watch.exceeded:
+            return 0.0
+        return time.monotonic() - started
 
     def served_mutant(self, child: int) -> ServedMutant:
         return ServedMutant(Path(self.spec.scratch) / f"mutant-{child}.spec")
@@ -144,6 +189,7 @@ class RunnerPlugin:
         items: list[Any],
         spawning: list[Any],
         channel: int,
+        undone: bool = False,
     ) -> None:
         from _pytest.runner import runtestprotocol
 
@@ -161,10 +207,10 @@ class RunnerPlugin:
             os.setpgid(0, 0)
             _discard_output()
             _detach_stdin()
-            limit_resources(self.spec.memory_limit_mb, cpu_seconds=math.ceil(job.timeout) + 2)
+            limit_resources(self.spec.memory_limit_mb, cpu_seconds=math.ceil(job.longest()) + 2)
             if job.path == "subprocess":  # only its tests' subprocesses get the mutant
                 mutant.check_compiles()
-            else:
+            elif job.path == "module" or not undone:  # swapping in the same code is free
                 mutant.apply(self.index)
         except MutantCompileError as exc:
             tell({"compile_error": str(exc)})
@@ -308,21 +354,34 @@ class ServedMutant:
         os.environ["AUDIT_MUTANT"] = str(self.spec)
 
 
-def _read_until(fd: int, timeout: float, watch: MemoryWatch) -> tuple[bytes, bool]:
-    deadline = time.monotonic() + timeout
+def _read_until(
+    fd: int,
+    started: float,
+    allowed: float,
+    watch: MemoryWatch,
+    allow_more: Callable[[], float | None] | None = None,
+) -> tuple[bytes, float | None]:
+    """A child's output until it closes its end, and the seconds it was allowed if it ran
+    past them (None when it finished, or grew past its memory). At that point
+    `allow_more` may give it longer, once."""
     chunks = []
     while True:
-        remaining = deadline - time.monotonic()
+        remaining = started + allowed - time.monotonic()
         if remaining <= 0:
-            return b"".join(chunks), True
+            more = allow_more() if allow_more is not None else None
+            allow_more = None
+            if more is not None and more > allowed:
+                allowed = more
+                continue
+            return b"".join(chunks), allowed
         ready, _, _ = select.select([fd], [], [], min(remaining, MEMORY_POLL_SECONDS))
         if not ready:
             if watch.check():
-                return b"".join(chunks), False
+                return b"".join(chunks), None
             continue
         chunk = os.read(fd, 65536)
         if not chunk:
-            return b"".join(chunks), False
+            return b"".join(chunks), None
         chunks.append(chunk)
 
 
@@ -343,8 +402,10 @@ def _describe(wait_status: int) -> str:
 
 
 def _verdict(
-    job_id: str, output: bytes, timed_out: bool, wait_status: int, duration: float, timeout: float
+    job_id: str, output: bytes, past: float | None, wait_status: int, duration: float
 ) -> dict[str, Any]:
+    """`past`: the seconds the child was allowed, when it ran past them."""
+    timed_out = past is not None
     messages = [json.loads(line) for line in output.decode(errors="replace").splitlines() if line]
     started = [m["start"] for m in messages if "start" in m]
     result: dict[str, Any] = {"id": job_id, "ran": len(started), "duration": round(duration, 4)}
@@ -369,10 +430,10 @@ def _verdict(
             detail=first.get("detail", ""),
         )
         if timed_out and any("start" in m for m in messages[messages.index(first) :]):
-            result["detail"] = f"a later test ran past {timeout:.1f}s"
+            result["detail"] = f"a later test ran past {past:.1f}s"
     elif timed_out:
         result.update(
-            status="Timeout", kill_kind="timeout", detail=f"no verdict within {timeout:.1f}s"
+            status="Timeout", kill_kind="timeout", detail=f"no verdict within {past:.1f}s"
         )
         if started:
             result["detail"] += f" (running {started[-1]})"

@@ -147,10 +147,7 @@ def _mutate(
     interrupted = False
     try:
         pool.run(
-            (
-                job_for(m, module_names[m.abs_path], project, config.all_killers)
-                for m in within_budget(order)
-            ),
+            (job_for(m, module_names[m.abs_path], project, config) for m in within_budget(order)),
             on_result,
             stop_at=None if deadline is None else deadline + BUDGET_GRACE_SECONDS,
         )
@@ -194,7 +191,7 @@ def _mutate(
     sampled = config.sample is not None or (stopped_by_budget and config.time_budget is not None)
     survived = {mutant.id for mutant in mutants if mutant.status == "Survived"}
     survivors = {
-        m.id: job_for(m, module_names[m.abs_path], project, config.all_killers)
+        m.id: job_for(m, module_names[m.abs_path], project, config)
         for m in in_scope
         if m.id in survived
     }
