@@ -152,6 +152,7 @@ class Planner:
         """Digest of conftest files and config: part of every cache key."""
         passing = [test for test in baseline.tests if test.reliable]
         self.durations = {test.nodeid: test.duration for test in passing}
+        self.spawning = {test.nodeid for test in passing if test.spawns_python}
         self.unmeasured_spawning = [
             test.nodeid for test in passing if test.spawns_python and not test.subprocess_lines
         ]
@@ -208,18 +209,23 @@ class Planner:
         return sites
 
     def _ordered(self, tests: Iterable[str]) -> list[str]:
-        """Fastest first, by duration class, then by name.
+        """Fastest first: by duration class, then the tests that start Python processes,
+        then by name.
 
         Exact durations vary from run to run; the killing test must not. Tests under
-        half a second share one class (ordered by name): a unit test of a few
-        milliseconds stays there even on a machine loaded many times over. Slower ones
-        go later by powers of two."""
+        half a second share one class: a unit test of a few milliseconds stays there
+        even on a machine loaded many times over. Slower ones go later by powers of two.
+        Within a class, a test that starts another Python (a CLI test) pays tens of
+        milliseconds per process in every child, which no unit test does, and whether
+        it does is the same every run."""
 
         def duration_class(nodeid: str) -> int:
             duration = self.durations.get(nodeid, 0.0)
             return 0 if duration < 0.5 else 1 + int(math.log2(duration / 0.5))
 
-        return sorted(tests, key=lambda nodeid: (duration_class(nodeid), nodeid))
+        return sorted(
+            tests, key=lambda nodeid: (duration_class(nodeid), nodeid in self.spawning, nodeid)
+        )
 
     def _tests_of(self, tests: set[str], *first: Iterable[str]) -> _TestSet:
         """Mutants of the same lines share their tests (tabulate: 3,945 mutants, 226
