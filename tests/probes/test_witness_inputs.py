@@ -142,3 +142,15 @@ def test_hypothesis_draws_no_constant_of_audits_own_modules(mode, drawn, tmp_pat
         [sys.executable, "-c", _CONSTANTS, mode], capture_output=True, text=True, cwd=tmp_path
     )
     assert result.stdout.strip() == drawn, result.stderr
+
+
+def test_dict_views_drawn_for_an_iterable_are_handed_back_too(module, monkeypatch):
+    subject = _subject(module, "scale")
+    drawn = {"values": {"a": 1, "b": 2}.values(), "keys": {3: 0}.keys(), "items": {4: 5}.items()}
+    monkeypatch.setattr(subject, "strategy", st.just(drawn))
+    handed_back = _unpickled(_tried_inputs(subject, _spec(5)).pickled)
+    assert handed_back is not None
+    (example,) = handed_back
+    assert {name: (type(view), list(view)) for name, view in example.items()} == {
+        name: (type(view), list(view)) for name, view in drawn.items()
+    }
