@@ -2,7 +2,7 @@
 
 The walk tracks the enclosing top-level function or method (mutants inside a nested
 function belong to it: the swap replaces the outer code object, which re-creates the
-inner one), and skips what must never be mutated: docstrings, annotations,
+inner one), and skips what must never be mutated: docstrings, annotations and type aliases,
 `if TYPE_CHECKING:` blocks, decorators, logging calls, `__repr__`, dunder assignments
 such as `__all__`, `if __name__ == "__main__":`, and lines marked `# pragma: no mutate`
 or `# audit: no mutate`.
@@ -120,6 +120,33 @@ def _is_main_guard(node: cst.If) -> bool:
     )
 
 
+_TYPE_FORMS = {"Literal", "Union", "Optional", "Annotated", "Callable", "Concatenate"}
+
+
+def _is_type_form(node: cst.BaseExpression) -> bool:
+    """`Literal['auto', 'pre']`, `typing.Optional[int]`, or such forms joined by `|`."""
+    if isinstance(node, cst.Subscript):
+        return _name_of(node.value).split(".")[-1] in _TYPE_FORMS
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        sides = (node.left, node.right)
+        return any(_is_type_form(side) for side in sides) and all(
+            _is_type_form(side) or isinstance(side, (cst.Name, cst.Attribute)) for side in sides
+        )
+    return False
+
+
+def _is_type_alias(node: cst.CSTNode) -> bool:
+    """`Backend = Literal['auto', 'unidecode']`, `X: TypeAlias = ...`, `type X = ...`: an
+    annotation written out of line, which no test can tell apart from a mutant of it
+    but by introspecting types."""
+    if isinstance(node, cst.TypeAlias):
+        return True
+    if isinstance(node, cst.AnnAssign):
+        declared = _name_of(node.annotation.annotation).split(".")[-1] == "TypeAlias"
+        return declared or (node.value is not None and _is_type_form(node.value))
+    return isinstance(node, cst.Assign) and _is_type_form(node.value)
+
+
 def _assigns_dunder(node: cst.CSTNode) -> bool:
     targets: list[cst.CSTNode] = []
     if isinstance(node, cst.Assign):
@@ -198,6 +225,8 @@ class _SiteCollector(cst.CSTVisitor):
         ):
             return True
         if isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal)):
+            return True
+        if _is_type_alias(node):
             return True
         position = self._position(node)
         return bool(position and position.start.line in self.no_mutate_lines)

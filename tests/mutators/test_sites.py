@@ -2,6 +2,8 @@
 
 import textwrap
 
+import pytest
+
 from mutators.registry import operators
 from mutators.sites import find_mutations
 
@@ -81,3 +83,22 @@ def test_apply_splices_only_the_changed_text():
     source = "def f(a):\n    return a + 1  # keep this comment\n"
     site = next(s for s in sites(source, ["arithmetic"]))
     assert site.apply(source) == "def f(a):\n    return a - 1  # keep this comment\n"
+
+
+@pytest.mark.parametrize(
+    "alias",
+    [
+        "Backend = Literal['auto', 'unidecode']",
+        "Backend = typing.Literal['auto', 'unidecode']",
+        "Backend: TypeAlias = Literal['auto', 'unidecode']",
+        "Backend = Literal['auto', 'unidecode'] | None",
+        "type Backend = Literal['auto', 'unidecode']",
+    ],
+)
+def test_type_aliases_are_not_mutated(alias):
+    assert {s.original for s in sites(f"{alias}\nLIMIT = 3\n", ["constants"])} == {"3"}
+
+
+def test_a_list_of_the_same_strings_is_data_and_mutated():
+    found = sites("CHOICES = ['auto', 'unidecode']\n", ["constants"])
+    assert {s.original for s in found} == {"'auto'", "'unidecode'"}
