@@ -155,6 +155,9 @@ class BaselineSection(_Model):
     """How often the child had to be restarted after a test crashed or hung it."""
     import_time_lines: dict[str, list[int]]
     """Lines run at import or collection time (coverage context '')."""
+    import_time_calls: dict[str, list[int]] = Field(default_factory=dict)
+    """First lines of the functions, lambdas and comprehensions called at import or
+    collection time (coverage.py records each call as an arc from minus that line)."""
     flaky: list[str] = Field(default_factory=list)
     """Node ids of the tests found flaky or order-dependent."""
     observed: list[ObservedFunction] = Field(default_factory=list)

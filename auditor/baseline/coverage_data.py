@@ -120,6 +120,15 @@ class BaselineCoverage:
             for file, arcs in self._arcs_in("").items()
         }
 
+    def import_time_calls(self) -> dict[str, list[int]]:
+        """The first line of each code object called at import time: coverage.py records
+        entering one as an arc from minus its first line."""
+        calls = {
+            relative(file, self.root): sorted({-start for start, _ in arcs if start < 0})
+            for file, arcs in self._arcs_in("").items()
+        }
+        return {file: lines for file, lines in calls.items() if lines}
+
     def summary(
         self, passing: Iterable[str], source_dirs: list[str], omit: Sequence[str] = ()
     ) -> CoverageSection:

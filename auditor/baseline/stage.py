@@ -98,6 +98,7 @@ def _measure(
         excluded=len(tests) - len(passing),
         restarts=outcome.restarts,
         import_time_lines=coverage.import_time_lines(),
+        import_time_calls=coverage.import_time_calls(),
         flaky=[test.nodeid for test in tests if test.flaky],
         observed=[
             ObservedFunction(

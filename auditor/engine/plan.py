@@ -35,6 +35,7 @@ from auditor.engine.compiler import (
 from auditor.engine.data_tables import find_data_tables
 from auditor.engine.entry_keys import entry_keys, entry_tests, keys_at
 from auditor.engine.keys import digest, sites_key, sites_salt, swaps_salt
+from auditor.engine.lambdas import lambda_around, lambda_bodies
 from auditor.engine.readers import Binding, Consumers, ReadIndex
 from auditor.engine.reexecution import Reexecution
 from auditor.errors import ConfigError
@@ -153,6 +154,17 @@ class Planner:
         passing = [test for test in baseline.tests if test.reliable]
         self.durations = {test.nodeid: test.duration for test in passing}
         self.spawning = {test.nodeid for test in passing if test.spawns_python}
+        self.called_lines: dict[str, set[int]] = defaultdict(set)
+        """Per file, the first lines of the code objects that ran: called by a passing
+        test (an arc from minus the line), at import time, or on any line a test's
+        subprocess ran (its calls are not recorded)."""
+        for file, lines in baseline.import_time_calls.items():
+            self.called_lines[file].update(lines)
+        for test in passing:
+            for file, arcs in test.arcs.items():
+                self.called_lines[file].update(-start for start, _ in arcs if start < 0)
+            for file, lines in test.subprocess_lines.items():
+                self.called_lines[file].update(lines)
         self.unmeasured_spawning = [
             test.nodeid for test in passing if test.spawns_python and not test.subprocess_lines
         ]
@@ -295,6 +307,8 @@ class Planner:
         planned = []
         tables = find_data_tables(source) if self.sample_data and self.module_level else []
         keys = entry_keys(source) if self.module_level else []
+        bodies = lambda_bodies(source)
+        called = self.called_lines.get(relative, set())
         left_out = dict.fromkeys(tables, 0)
         for site in sites:
             lines = range(site.line, site.end_line + 1)
@@ -341,6 +355,11 @@ class Planner:
                     tests_run.contents,
                     self.shared_sources,
                 )
+                continue
+            uncalled = lambda_around(bodies, site.start, site.end)
+            if uncalled is not None and uncalled.line not in called:
+                mutant.status, mutant.path = "NoCoverage", "none"
+                mutant.status_reason = "no passing test calls the lambda it is in"
                 continue
             only_there = self._tests_of(in_subprocess - tests)
             mutant.subprocess_tests = only_there.ordered
