@@ -67,6 +67,8 @@ class Job:
     """Keep running the tests after the first that fails, recording each that does."""
     timeout_factor: float = 0.0
     timeout_constant: float = 0.0
+    """How `timeout` was made: the runner makes the same of the original code's time in
+    a child where that is longer (`allowed`); a factor of 0 leaves `timeout` as is."""
 
     def allowed(self, original_seconds: float | None) -> float:
         """Seconds the child may run, given the original code's time on the same tests in
