@@ -3,6 +3,7 @@ code's time in a child like the mutant's where a mutant runs past that."""
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -39,6 +40,19 @@ def test_a_job_lasts_at_most_its_timeout_and_what_timing_the_original_can_add():
     longest = _job(0.6).longest()
     assert longest == pytest.approx(0.6 + ORIGINAL_TIMING_LIMIT + 3 * ORIGINAL_TIMING_LIMIT + 0.5)
     assert longest >= _job(0.6).allowed(ORIGINAL_TIMING_LIMIT)
+
+
+def _mutants(root: Path, name: str, source: str, tests: str, mutators: str) -> list[dict]:
+    """The mutants of a one-module project `name` with one test file."""
+    (root / "pyproject.toml").write_text(f'[project]\nname = "{name}"\nversion = "1"\n')
+    (root / f"{name}.py").write_text(source)
+    (root / "tests").mkdir()
+    (root / "tests" / f"test_{name}.py").write_text(tests)
+    out = root / "r.json"
+    flags = ("--no-probes", "--mutators", mutators, "-q", "--json", str(out))
+    result = run_audit("tests", *flags, cwd=root)
+    assert result.returncode == 0, result.stderr
+    return json.loads(out.read_text())["mutation"]["mutants"]
 
 
 LAZY = '''\
@@ -82,15 +96,7 @@ def test_double():
 def test_a_cost_the_baseline_charged_to_another_test_is_no_timeout(tmp_path):
     # In the baseline test_a_first pays the second of `load`; in a mutant's child of
     # `double` test_double runs alone and pays it, far past its own baseline time.
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "lazy"\nversion = "1"\n')
-    (tmp_path / "lazy.py").write_text(LAZY)
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_lazy.py").write_text(LAZY_TESTS)
-    out = tmp_path / "r.json"
-    flags = ("--no-probes", "--mutators", "arithmetic,constants", "-q", "--json", str(out))
-    result = run_audit("tests", *flags, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    mutants = json.loads(out.read_text())["mutation"]["mutants"]
+    mutants = _mutants(tmp_path, "lazy", LAZY, LAZY_TESTS, "arithmetic,constants")
     # `FACTOR = 2` runs again in the child (the module path), and so it does, unchanged,
     # where the runner times the original code.
     read_by_double = [m for m in mutants if m["function"] == "double" or m["line"] == 3]
@@ -102,19 +108,9 @@ def test_a_cost_the_baseline_charged_to_another_test_is_no_timeout(tmp_path):
 def test_a_mutant_that_loops_forever_is_stopped_soon_after_the_original_code_would_end(
     tmp_path,
 ):
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "spin"\nversion = "1"\n')
-    (tmp_path / "spin.py").write_text(
-        "def spin(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"
-    )
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_spin.py").write_text(
-        "from spin import spin\n\n\ndef test_spin():\n    assert spin(3) == 3\n"
-    )
-    out = tmp_path / "r.json"
-    flags = ("--no-probes", "--mutators", "augmented", "-q", "--json", str(out))
-    result = run_audit("tests", *flags, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    mutants = json.loads(out.read_text())["mutation"]["mutants"]
+    spin = "def spin(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"
+    test = "from spin import spin\n\n\ndef test_spin():\n    assert spin(3) == 3\n"
+    mutants = _mutants(tmp_path, "spin", spin, test, "augmented")
     looping = [m for m in mutants if m["status"] == "Timeout"]
     assert looping
     for mutant in looping:
