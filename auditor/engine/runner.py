@@ -280,8 +280,11 @@ def _line_in_test_file(excinfo: Any, item: Any) -> int:
 def _doctest_mismatch(error: BaseException) -> bool:
     """A doctest whose output differs from the expected one failed a comparison, as an
     assertion does; one that raised an exception it did not expect did not."""
-    import doctest
-
+    doctest = sys.modules.get("doctest")
+    if doctest is None:
+        # No doctest ran, so none failed; importing the module in each child would
+        # cost a killed mutant more than its test.
+        return False
     # pytest raises the first DocTestFailure, or all of them in a MultipleDoctestFailures
     # under --doctest-continue-on-failure.
     failures = getattr(error, "failures", [error])
