@@ -271,6 +271,16 @@ class BaselinePlugin:
         self.emit_observations()
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         self.emit(protocol.Finish(exitstatus=int(exitstatus), peak_mb=peak_mb))
+        _skip_unused_hypothesis_summary(session.config)
+
+
+def _skip_unused_hypothesis_summary(config: pytest.Config) -> None:
+    """Hypothesis's terminal summary imports all of Hypothesis, under coverage, even
+    when no test used it; no test did when it was never imported, so there is nothing
+    to summarize."""
+    plugin = config.pluginmanager.get_plugin("hypothesispytest")
+    if plugin is not None and "hypothesis" not in sys.modules:
+        config.pluginmanager.unregister(plugin)
 
 
 _CAUGHT_TIMEOUT_GRACE = 2.0

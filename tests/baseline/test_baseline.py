@@ -215,6 +215,42 @@ def test_hypothesis_runs_derandomized_without_a_database(tmp_path):
     assert not (tmp_path / ".hypothesis").exists()
 
 
+def how_a_run_ends(root: Path, skip_summary: bool) -> tuple[bool, bool]:
+    """Whether a pytest run of `root` had imported Hypothesis when it ended, and
+    whether Hypothesis's plugin was still there to summarize it."""
+    script = (
+        "import sys, pytest\n"
+        "from auditor.baseline.plugin import _skip_unused_hypothesis_summary\n"
+        "class Ends:\n"
+        "    def pytest_sessionfinish(self, session):\n"
+        "        if sys.argv[1] == 'skip':\n"
+        "            _skip_unused_hypothesis_summary(session.config)\n"
+        "    def pytest_unconfigure(self, config):\n"
+        "        plugin = config.pluginmanager.has_plugin('hypothesispytest')\n"
+        "        open('ended', 'w').write(f\"{'hypothesis' in sys.modules} {plugin}\")\n"
+        "pytest.main(['-q', '-p', 'no:cacheprovider', '.'], plugins=[Ends()])\n"
+    )
+    mode = "skip" if skip_summary else "keep"
+    subprocess.run([sys.executable, "-c", script, mode], cwd=root, check=True, capture_output=True)
+    imported, registered = (root / "ended").read_text().split()
+    return imported == "True", registered == "True"
+
+
+def test_a_suite_that_never_imports_hypothesis_ends_without_importing_it(tmp_path):
+    (tmp_path / "test_plain.py").write_text("def test_one():\n    assert 1\n")
+    assert how_a_run_ends(tmp_path, skip_summary=False) == (True, True)  # the summary did
+    assert how_a_run_ends(tmp_path, skip_summary=True) == (False, False)
+
+
+def test_a_suite_that_uses_hypothesis_keeps_its_summary(tmp_path):
+    (tmp_path / "test_drawn.py").write_text(
+        "from hypothesis import given, strategies as st\n\n"
+        "@given(st.integers())\n"
+        "def test_drawn(x):\n    assert x == x\n"
+    )
+    assert how_a_run_ends(tmp_path, skip_summary=True) == (True, True)
+
+
 @pytest.mark.slow
 def test_code_a_test_runs_in_a_python_subprocess_is_attributed_to_it(project_copy):
     root = project_copy("traps")
