@@ -45,9 +45,10 @@ class PreparedMutant:
     """The mutated file's text; '' for a job that carries only a function's code."""
     consumers: Consumers
 
-    def check_compiles(self) -> None:
+    def compile_module(self) -> CodeType:
+        """The mutated file's code, compiled as the processes it is served to would."""
         try:
-            compile(self.mutated, self.job.file, "exec", dont_inherit=True)
+            return compile(self.mutated, self.job.file, "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as exc:
             raise MutantCompileError(f"{type(exc).__name__}: {exc}"[:300]) from None
 

@@ -10,6 +10,7 @@ a log file, its children's to /dev/null.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import marshal
 import math
@@ -21,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import CodeType
 from typing import IO, Any
 
 from auditor import wire
@@ -208,8 +210,9 @@ class RunnerPlugin:
             _discard_output()
             _detach_stdin()
             limit_resources(self.spec.memory_limit_mb, cpu_seconds=math.ceil(job.longest()) + 2)
+            module_code = None
             if job.path == "subprocess":  # only its tests' subprocesses get the mutant
-                mutant.check_compiles()
+                module_code = mutant.compile_module()
             elif job.path == "module" or not undone:  # swapping in the same code is free
                 mutant.apply(self.index)
         except MutantCompileError as exc:
@@ -230,7 +233,7 @@ class RunnerPlugin:
         everything = items + spawning
         try:
             if job.serve_subprocesses:
-                served.offer(job.file, mutant.mutated)
+                served.offer(job.file, mutant.mutated, module_code)
             killed = False
             for position, item in enumerate(everything):
                 tell({"start": item.nodeid})
@@ -333,7 +336,8 @@ class ServedMutant:
     """The mutant a child serves to the Python processes its tests start: our
     sitecustomize (on their PYTHONPATH) reads the spec named by `AUDIT_MUTANT` and loads
     the mutated source in place of the file; its first such import creates `applied`,
-    and the first to compile the mutated file keeps its code in `compiled` for the rest."""
+    and loads the mutated file's code from `compiled` (the child's or the first
+    process's compilation) rather than compiling it again."""
 
     spec: Path
 
@@ -345,7 +349,14 @@ class ServedMutant:
     def compiled(self) -> Path:
         return self.spec.with_suffix(".code")
 
-    def offer(self, file: str, mutated_source: str) -> None:
+    def offer(self, file: str, mutated_source: str, code: CodeType | None = None) -> None:
+        """Serve the mutated source to the processes the child starts, with its `code`
+        when the child compiled it already."""
+        if code is not None:
+            # The header sitecustomize's `_load_compiled` checks: the bytecode version
+            # and optimization level of the interpreter that compiled it.
+            header = importlib.util.MAGIC_NUMBER + bytes([sys.flags.optimize])
+            self.compiled.write_bytes(header + marshal.dumps(code))
         message = {
             "file": file,
             "source": mutated_source,

@@ -91,7 +91,7 @@ def test_a_file_changed_since_the_job_was_planned_is_not_prepared(modules):
 def test_a_mutant_that_does_not_compile_is_a_compile_error(modules):
     prepared = MutantSources().prepare(_patch_job(modules, "3 +"))
     with pytest.raises(MutantCompileError, match="SyntaxError"):
-        prepared.check_compiles()
+        prepared.compile_module()
     with pytest.raises(MutantCompileError, match="SyntaxError"):
         prepared.apply(functions={})
 

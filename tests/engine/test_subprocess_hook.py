@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import CodeType
 
 import pytest
 
@@ -35,10 +36,10 @@ def run_tiny(root: Path, mutant_spec: Path | None) -> str:
     return done.stdout
 
 
-def offer(root: Path, file: str, source: str) -> tuple[Path, Path]:
+def offer(root: Path, file: str, source: str, code: CodeType | None = None) -> tuple[Path, Path]:
     """The spec a mutant's child writes, as the runner writes it."""
     served = ServedMutant(root / "mutant.spec")
-    served.offer(file, source)
+    served.offer(file, source, code)
     del os.environ["AUDIT_MUTANT"]  # set for the child's own subprocesses, not this one
     return served.spec, served.applied
 
@@ -66,6 +67,15 @@ def test_later_processes_load_the_code_the_first_one_compiled(package):
     # the source changes, the kept code does not: a later process must run the kept code
     offer(package, core, "def value():\n    return 3\n")
     assert run_tiny(package, spec) == "2\n"
+
+
+def test_a_subprocess_loads_the_code_the_mutants_child_compiled(package):
+    core = os.path.realpath(package / "tiny" / "core.py")
+    # code unlike its source: the process must run the code, not compile the source
+    code = compile("def value():\n    return 3\n", core, "exec", dont_inherit=True)
+    spec, applied = offer(package, core, "def value():\n    return 2\n", code)
+    assert run_tiny(package, spec) == "3\n"
+    assert applied.exists()
 
 
 def test_code_kept_by_another_interpreter_is_compiled_again(package):
