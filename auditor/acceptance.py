@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.errors import AuditError
+from auditor.errors import AcceptanceError
 from auditor.report import Mutant
 
 if sys.version_info >= (3, 11):
@@ -55,20 +55,20 @@ def read_ledger(root: Path) -> dict[str, Entry]:
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        raise AuditError("accept", f"cannot read {path}: {exc}") from None
+        raise AcceptanceError(f"cannot read {path}: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise AuditError("accept", f"{path} is not valid TOML: {exc}") from None
+        raise AcceptanceError(f"{path} is not valid TOML: {exc}") from None
     entries = data.get("accepted", [])
     if set(data) - {"accepted"} or not isinstance(entries, list):
-        raise AuditError("accept", f"{path} holds only [[accepted]] tables")
+        raise AcceptanceError(f"{path} holds only [[accepted]] tables")
     found = {}
     for number, entry in enumerate(entries, start=1):
         if not isinstance(entry, dict) or set(entry) != _KEYS:
-            raise AuditError(
-                "accept", f"{path}, entry {number}: needs exactly mutant, reason and digest"
+            raise AcceptanceError(
+                f"{path}, entry {number}: needs exactly mutant, reason and digest"
             )
         if not all(isinstance(entry[key], str) and entry[key] for key in _KEYS):
-            raise AuditError("accept", f"{path}, entry {number}: values must be non-empty text")
+            raise AcceptanceError(f"{path}, entry {number}: values must be non-empty text")
         found[entry["mutant"]] = Entry(entry["mutant"], entry["reason"], entry["digest"])
     return found
 
@@ -76,7 +76,7 @@ def read_ledger(root: Path) -> dict[str, Entry]:
 def write_entry(root: Path, mutant: Mutant, reason: str) -> Path:
     """Add (or replace) the acceptance of `mutant`; entries stay sorted by id."""
     if not reason.strip():
-        raise AuditError("accept", "--reason must say why the mutant needs no test")
+        raise AcceptanceError("--reason must say why the mutant needs no test")
     entries = read_ledger(root)
     entries[mutant.id] = Entry(mutant.id, reason.strip(), digest(mutant))
     lines = [

@@ -18,7 +18,16 @@ from rich.console import Console
 
 from auditor.acceptance import read_ledger
 from auditor.config import FlaggedKey, OutputsConfig, flagged_keys, overrides_from_flags
-from auditor.errors import AuditError, ConfigError, DiscoveryError, ExitCode
+from auditor.errors import (
+    AcceptanceError,
+    AuditError,
+    ConfigError,
+    DiscoveryError,
+    ExitCode,
+    FeedbackError,
+    McpError,
+    ReportError,
+)
 from auditor.feedback import DEFAULT_MAX_CHARS
 from auditor.report import Report, json_schema, read_report
 from auditor.scratch import use_run_folder
@@ -236,7 +245,7 @@ def _write_report(report: Report, path: Path) -> None:
     try:
         report.write(path)
     except OSError as exc:
-        raise AuditError("report", f"cannot write {path}: {exc.strerror or exc}") from None
+        raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _exit_code(report: Report) -> ExitCode:
@@ -302,7 +311,7 @@ def _write_text(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise AuditError("report", f"cannot write {path}: {exc.strerror or exc}") from None
+        raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
     print(f"wrote {path}")
 
 
@@ -402,17 +411,16 @@ def feedback(report_path: str, max_chars: int, files: tuple[str, ...]) -> None:
     """
     from auditor.feedback import build, check_files
 
-    report = _saved_report(Path.cwd() / report_path, "feedback")
+    report = _saved_report(Path.cwd() / report_path, FeedbackError)
     check_files(report, files)
     click.echo(build(report, set(files) if files else None).render(max_chars), nl=False)
 
 
-def _saved_report(path: Path, stage: str) -> Report:
-    """The report a command reads, or a one-line error saying how to get one."""
+def _saved_report(path: Path, missing: type[FeedbackError | AcceptanceError]) -> Report:
+    """The report a command reads, or a one-line error of that command's saying how to get
+    one."""
     if not path.exists():
-        raise AuditError(
-            stage, f"no report at {path}: run `audit TESTS` first, or name a saved report"
-        )
+        raise missing(f"no report at {path}: run `audit TESTS` first, or name a saved report")
     return read_report(path)
 
 
@@ -464,13 +472,13 @@ def accept(mutant_id: str, reason: str, report_path: str) -> None:
     from auditor.acceptance import write_entry
 
     path = Path.cwd() / report_path
-    report = _saved_report(path, "accept")
+    report = _saved_report(path, AcceptanceError)
     mutants = report.mutation.mutants if report.mutation else []
     mutant = next((m for m in mutants if m.id == mutant_id), None)
     if mutant is None:
-        raise AuditError("accept", f"no mutant {mutant_id!r} in {path}")
+        raise AcceptanceError(f"no mutant {mutant_id!r} in {path}")
     if mutant.status != "Survived" and not mutant.accepted:
-        raise AuditError("accept", f"{mutant_id} is {mutant.status}, not a surviving mutant")
+        raise AcceptanceError(f"{mutant_id} is {mutant.status}, not a surviving mutant")
     ledger = write_entry(Path(report.project.root), mutant, reason)
     click.echo(f"accepted {mutant_id} in {ledger}")
 
@@ -493,7 +501,7 @@ def mcp(root: str) -> None:
 
     path = Path(root).resolve()
     if not path.is_dir():
-        raise AuditError("mcp", f"project root {path} is not a folder")
+        raise McpError(f"project root {path} is not a folder")
     serve(path)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from auditor.checks import split_nodeid
 from auditor.engine import scoring
-from auditor.errors import AuditError
+from auditor.errors import FeedbackError
 from auditor.report import Mutant, Report, Smell, Witness
 
 MAX_VALUE_CHARS = 160
@@ -87,7 +87,7 @@ def check_files(report: Report, files: Collection[str]) -> None:
     """Files to narrow feedback to must be files of the code under test."""
     known = set(report.project.source_files)
     for file in sorted(set(files) - known):
-        raise AuditError("feedback", f"{file} is not a file of the code under test")
+        raise FeedbackError(f"{file} is not a file of the code under test")
 
 
 def build(report: Report, files: Collection[str] | None = None) -> Feedback:

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from auditor import feedback
-from auditor.errors import AuditError
+from auditor.errors import AuditError, McpError
 from auditor.launch import own_module
 from auditor.report import Mutant, Report, Smell, Witness, read_report
 
@@ -80,8 +80,8 @@ def serve(root: Path) -> None:
         from mcp.server.mcpserver import MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
     except ImportError:
-        raise AuditError(
-            "mcp", "the MCP server needs the `mcp` package: pip install 'audit-tests[mcp]'"
+        raise McpError(
+            "the MCP server needs the `mcp` package: pip install 'audit-tests[mcp]'"
         ) from None
 
     server = MCPServer(

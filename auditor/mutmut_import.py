@@ -22,7 +22,7 @@ from pathlib import Path
 
 from auditor.discovery import Project
 from auditor.engine import scoring
-from auditor.errors import AuditError
+from auditor.errors import MutmutImportError
 from auditor.report import BaselineSection, Mutant, MutantStatus, MutationSection, Scope
 from auditor.targeted import targeted_files
 
@@ -57,7 +57,7 @@ def result_files(root: Path) -> list[Path]:
     results = root / "mutants"
     metas = sorted(results.rglob("*.py.meta")) if results.is_dir() else []
     if not metas:
-        raise AuditError("import", f"no mutmut results in {results}: run `mutmut run` there first")
+        raise MutmutImportError(f"no mutmut results in {results}: run `mutmut run` there first")
     return metas
 
 
@@ -74,7 +74,7 @@ def import_mutmut(project: Project, baseline: BaselineSection) -> MutationSectio
         from mutmut.stats import status_by_exit_code
     except ImportError:
         needs = "reading mutmut's results needs mutmut 3.8+: pip install 'audit-tests[mutmut]'"
-        raise AuditError("import", needs) from None
+        raise MutmutImportError(needs) from None
     covering = _covering_tests(baseline)
     mutants = []
     with _in_folder(project.root):
@@ -84,7 +84,7 @@ def import_mutmut(project: Project, baseline: BaselineSection) -> MutationSectio
             try:
                 data.load()
             except (ValueError, KeyError, AssertionError) as exc:
-                raise AuditError("import", f"cannot read {meta}: {exc}") from None
+                raise MutmutImportError(f"cannot read {meta}: {exc}") from None
             source = (project.root / file).read_text(encoding="utf-8")
             places = _function_places(source)
             for key, exit_code in sorted(data.exit_code_by_key.items()):

@@ -809,12 +809,12 @@ def read_report(path: Path, what: str = "report") -> Report:
     """A saved JSON report, or a one-line error naming the file."""
     from pydantic import ValidationError
 
-    from auditor.errors import AuditError
+    from auditor.errors import ReportError
 
     try:
         return Report.read(path)
     except OSError as exc:
-        raise AuditError("report", f"cannot read {what} {path}: {exc.strerror or exc}") from None
+        raise ReportError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         if isinstance(exc, ValidationError) and exc.errors():
             first = exc.errors()[0]
@@ -822,7 +822,7 @@ def read_report(path: Path, what: str = "report") -> Report:
             detail = f"{where}: {first['msg']}"
         else:
             detail = str(exc).splitlines()[0]
-        raise AuditError("report", f"{path} is not an audit JSON report ({detail})") from None
+        raise ReportError(f"{path} is not an audit JSON report ({detail})") from None
 
 
 def json_schema() -> dict[str, Any]:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from auditor import feedback
-from auditor.errors import AuditError
+from auditor.errors import ReportError
 from auditor.report import Report
 from reports import badge, html, junit, markdown, pr_comment, sarif, sonarqube, stryker
 
@@ -29,14 +29,14 @@ FORMATS: dict[str, Callable[[Report, Report | None], str]] = {
 def check_writable(path: Path) -> None:
     """Fail before the audit, not after it, when `path` cannot be written."""
     if path.is_dir():
-        raise AuditError("report", f"cannot write {path}: it is a folder")
+        raise ReportError(f"cannot write {path}: it is a folder")
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if not folder.is_dir():
-        raise AuditError("report", f"cannot write {path}: {folder} is a file, not a folder")
+        raise ReportError(f"cannot write {path}: {folder} is a file, not a folder")
     if not os.access(folder, os.W_OK):
-        raise AuditError("report", f"cannot write {path}: {folder} is not writable")
+        raise ReportError(f"cannot write {path}: {folder} is not writable")
 
 
 def write_outputs(
@@ -54,6 +54,6 @@ def write_outputs(
         except OSError as exc:
             with contextlib.suppress(OSError):
                 partial.unlink(missing_ok=True)
-            raise AuditError("report", f"cannot write {path}: {exc.strerror or exc}") from None
+            raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
         written.append(path)
     return written

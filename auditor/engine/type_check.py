@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.engine.plan import PlannedMutant
-from auditor.errors import AuditError
+from auditor.errors import TypeCheckError
 from auditor.report import TypeCheckSummary
 
 CHECKERS = ("mypy", "pyright", "ty")
@@ -76,7 +76,7 @@ def chosen_checker(setting: str, root: Path) -> str | None:
     if importlib.util.find_spec(checker) is None:
         if setting == "auto":
             return None
-        raise AuditError("type-check", f"{checker} is not installed in this environment")
+        raise TypeCheckError(f"{checker} is not installed in this environment")
     return checker
 
 
@@ -301,12 +301,12 @@ def _checker_run(
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise AuditError("type-check", f"{checker} ran past {_TIMEOUT}s on {first_file}") from None
+        raise TypeCheckError(f"{checker} ran past {_TIMEOUT}s on {first_file}") from None
     if done.returncode not in (0, 1):
         lines = (done.stderr or done.stdout).strip().splitlines()
         last = lines[-1] if lines else f"exit {done.returncode}"
-        raise AuditError(
-            "type-check", f"{checker} failed on {first_file}: {last} (--type-check off skips it)"
+        raise TypeCheckError(
+            f"{checker} failed on {first_file}: {last} (--type-check off skips it)"
         )
     return done
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from auditor.audit_folder import audit_folder
 from auditor.config import load_config
 from auditor.discovery import find_rootdir, module_name
-from auditor.errors import AuditError
+from auditor.errors import GenerateError
 from auditor.escalation import prompts
 from auditor.escalation.hardened import compose
 from auditor.escalation.model import ChatModel, ModelError
@@ -22,24 +22,24 @@ from auditor.report import Candidate
 def generate(source: Path, out_dir: Path | None, model: str | None) -> tuple[Path, int, list[str]]:
     """Write the fast model's suite for `source`; returns (file, tests kept, rejections)."""
     if not source.is_file() or source.suffix != ".py":
-        raise AuditError("generate", f"{source} is not a Python file")
+        raise GenerateError(f"{source} is not a Python file")
     root, _, _ = find_rootdir(source.parent)
     pyproject = root / "pyproject.toml"
     settings = load_config(pyproject if pyproject.is_file() else None, {}).escalation
     key = api_key(settings)
     if not key:
-        raise AuditError("generate", f"no API key: set {settings.api_key_env}")
+        raise GenerateError(f"no API key: set {settings.api_key_env}")
     relative = source.relative_to(root).as_posix()
     try:
         text = source.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise AuditError("generate", f"cannot read {relative}: {exc}") from None
+        raise GenerateError(f"cannot read {relative}: {exc}") from None
     name = module_name(source, (root / "src", root))
     chat = ChatModel.configured(settings, model or settings.fast_model, key)
     try:
         reply = chat.ask(prompts.generate(relative, name, text))
     except ModelError as exc:
-        raise AuditError("generate", str(exc)) from None
+        raise GenerateError(str(exc)) from None
     finally:
         chat.close()
     candidates = [
@@ -61,7 +61,7 @@ def generate(source: Path, out_dir: Path | None, model: str | None) -> tuple[Pat
             rejected.append(f"{candidate.name}: {candidate.reason}")
     kept = [c for c in candidates if c.stage == "parsed"]
     if not kept:
-        raise AuditError("generate", f"{chat.model} wrote no usable test for {relative}")
+        raise GenerateError(f"{chat.model} wrote no usable test for {relative}")
     if out_dir is None:
         folder = audit_folder(root, "generated")
     else:

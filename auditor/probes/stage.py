@@ -23,7 +23,7 @@ from auditor.discovery import Project
 from auditor.engine.cache import ResultCache
 from auditor.engine.mutant import MutantSources
 from auditor.engine.protocol import Job
-from auditor.errors import AuditError
+from auditor.errors import ProbeError
 from auditor.hypothesis_storage import storage_folder
 from auditor.isolation import Isolation
 from auditor.probes.cache import ProbeCache
@@ -435,5 +435,5 @@ def _read_results(path: Path, returncode: int, log: Path) -> list[ProbeResult]:
         if log.exists():
             lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
             tail = lines[-1] if lines else ""
-        raise AuditError("probe", f"the probe process failed (exit {returncode}): {tail}")
+        raise ProbeError(f"the probe process failed (exit {returncode}): {tail}")
     return parsed
