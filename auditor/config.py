@@ -18,6 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic.fields import FieldInfo
 
 from auditor.errors import ConfigError
+from auditor.report import Severity
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -38,8 +39,6 @@ def seconds(value: object) -> object:
 
 Duration = Annotated[float, BeforeValidator(seconds)]
 """Seconds; written as a number or as `90s`, `5m`, `1h`."""
-
-Severity = Literal["high", "medium", "low"]
 
 
 def _comma_separated(value: object) -> object:
