@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 from auditor.config import GateConfig
 from auditor.report import (
@@ -317,26 +318,50 @@ def _generator_conditions(
     return conditions
 
 
-def evaluate(
-    config: GateConfig,
-    baseline: BaselineSection,
-    coverage: CoverageSection,
-    smells: SmellsSection,
-    mutation: MutationSection | None = None,
-    previous: Report | None = None,
-    probes: ProbesSection | None = None,
-    provenance: ProvenanceSection | None = None,
-) -> GateSection:
+class Evidence(Protocol):
+    """What the gate reads: the sections of a report, finished or still being built."""
+
+    @property
+    def baseline(self) -> BaselineSection: ...
+    @property
+    def coverage(self) -> CoverageSection: ...
+    @property
+    def smells(self) -> SmellsSection: ...
+    @property
+    def mutation(self) -> MutationSection | None: ...
+    @property
+    def probes(self) -> ProbesSection | None: ...
+    @property
+    def provenance(self) -> ProvenanceSection | None: ...
+
+
+def evaluate(config: GateConfig, report: Evidence, previous: Report | None = None) -> GateSection:
+    """Every threshold set in `config`, checked against the report's sections; `previous`
+    is the report the ratchet compares with."""
+    conditions = _suite_conditions(config, report)
+    conditions += _mutation_conditions(config, report.mutation, report.probes)
+    if config.max_unhandled_crashes is not None:
+        conditions.append(_probe_condition(config.max_unhandled_crashes, report.probes))
+    if previous is not None:
+        conditions += ratchet(config, previous, report.coverage, report.smells, report.mutation)
+    conditions += _generator_conditions(config, report.provenance)
+    verdict = "pass" if all(condition.passed for condition in conditions) else "fail"
+    passed = sum(test.outcome == "passed" for test in report.baseline.tests)
+    rating = rate(config, report.mutation, report.smells, passed)
+    return GateSection(verdict=verdict, conditions=conditions, rating=rating)
+
+
+def _suite_conditions(config: GateConfig, report: Evidence) -> list[GateCondition]:
+    """Coverage, failing tests, collection errors and smells: what every run measures."""
+    totals, baseline = report.coverage.totals, report.baseline
     conditions = []
     if config.min_line_coverage is not None:
         conditions.append(
-            _at_least("min_line_coverage", config.min_line_coverage, coverage.totals.line_percent)
+            _at_least("min_line_coverage", config.min_line_coverage, totals.line_percent)
         )
     if config.min_branch_coverage is not None:
         conditions.append(
-            _at_least(
-                "min_branch_coverage", config.min_branch_coverage, coverage.totals.branch_percent
-            )
+            _at_least("min_branch_coverage", config.min_branch_coverage, totals.branch_percent)
         )
     if config.max_failing_tests is not None:
         conditions.append(
@@ -351,18 +376,8 @@ def evaluate(
             )
         )
     for severity, limit in sorted(config.max_smells.items()):
-        conditions.append(_at_most(f"max_smells.{severity}", limit, smells.counts[severity]))
-    conditions += _mutation_conditions(config, mutation, probes)
-    if config.max_unhandled_crashes is not None:
-        conditions.append(_probe_condition(config.max_unhandled_crashes, probes))
-    if previous is not None:
-        conditions += ratchet(config, previous, coverage, smells, mutation)
-    conditions += _generator_conditions(config, provenance)
-    verdict = "pass" if all(condition.passed for condition in conditions) else "fail"
-    rating = rate(
-        config, mutation, smells, sum(test.outcome == "passed" for test in baseline.tests)
-    )
-    return GateSection(verdict=verdict, conditions=conditions, rating=rating)
+        conditions.append(_at_most(f"max_smells.{severity}", limit, report.smells.counts[severity]))
+    return conditions
 
 
 def require_escalation(gate: GateSection, escalation: EscalationSection) -> GateSection:

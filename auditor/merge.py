@@ -10,7 +10,18 @@ from auditor.config import GateConfig
 from auditor.engine import scoring
 from auditor.errors import MergeError
 from auditor.gate import evaluate
-from auditor.report import MutationSection, Report, Scope
+from auditor.probes.stage import counts_of
+from auditor.provenance import scorecards
+from auditor.report import (
+    MutationSection,
+    ProbesSection,
+    Report,
+    Scope,
+    SmellsSection,
+    read_report,
+)
+from auditor.smells.analyzer import smells_section
+from auditor.smells.evidence import PROVEN_BY_MUTANTS, with_mutation_evidence
 
 
 def _shard_of(report: Report, path: Path) -> tuple[int, int]:
@@ -29,9 +40,50 @@ def shard_mutation(report: Report) -> MutationSection:
 
 
 def merge_reports(reports: list[tuple[Path, Report]]) -> Report:
+    """One report from the shards of one run: their mutants scored together, the probes'
+    witnesses and the generators' scorecards joined, and the gate evaluated again as an
+    unsharded run would (the ratchet and per-generator thresholds included)."""
+    shards = _shards_in_order(reports)
+    first = shards[0]
+    root = Path(first.project.root)
+    mutation = _merged_mutation(first, [shard_mutation(report) for report in shards])
+    config = first.config
+    smells = with_mutation_evidence(
+        _static_smells(first.smells), mutation, root, config.get("disable_smells", [])
+    )
+    probes = _merged_probes([report.probes for report in shards if report.probes is not None])
+    origins = first.provenance
+    if origins is not None:
+        cards = scorecards(origins.files, first.baseline, smells, mutation)
+        origins = origins.model_copy(update={"generators": cards})
+    timings: dict[str, float] = {}
+    for report in shards:
+        for stage, seconds in report.timings.items():
+            timings[stage] = max(timings.get(stage, 0.0), seconds)
+    complete = all(report.status == "complete" for report in shards)
+    merged = first.model_copy(
+        update={
+            "status": "complete" if complete else "incomplete",
+            "mutation": mutation,
+            "smells": smells,
+            "probes": probes,
+            "provenance": origins,
+            "timings": dict(sorted(timings.items())),
+            "config": {**config, "shard": None},
+        }
+    )
+    gate_config = GateConfig.model_validate(config.get("gate", {}))
+    previous = None
+    if gate_config.baseline_report:
+        previous = read_report(root / gate_config.baseline_report, "baseline report")
+    return merged.model_copy(update={"gate": evaluate(gate_config, merged, previous)})
+
+
+def _shards_in_order(reports: list[tuple[Path, Report]]) -> list[Report]:
+    """Every shard of one split, once each, of the same code and tests; by shard number."""
     if not reports:
         raise MergeError("no shard reports given")
-    shards = {}
+    shards: dict[int, tuple[Path, Report]] = {}
     totals = set()
     for path, report in reports:
         index, total = _shard_of(report, path)
@@ -49,13 +101,16 @@ def merge_reports(reports: list[tuple[Path, Report]]) -> Report:
     for path, report in (shards[index] for index in sorted(shards)):
         if report.sources != first.sources or report.project.test_files != first.project.test_files:
             raise MergeError(f"{path} audited different code or tests than {first_path}")
-    sections = [shard_mutation(shards[index][1]) for index in sorted(shards)]
+    return [shards[index][1] for index in sorted(shards)]
+
+
+def _merged_mutation(first: Report, sections: list[MutationSection]) -> MutationSection:
     mutants = sorted(
         (mutant for section in sections for mutant in section.mutants),
         key=lambda mutant: mutant.id,
     )
     passing = [t.nodeid for t in first.baseline.tests if t.reliable]
-    mutation = MutationSection(
+    return MutationSection(
         **scoring.derived_fields(
             mutants,
             passing,
@@ -69,19 +124,34 @@ def merge_reports(reports: list[tuple[Path, Report]]) -> Report:
         scope=Scope(kind="all", planned=sections[0].scope.planned, selected=len(mutants)),
         checks=assertion_evidence(mutants, Path(first.project.root), first.project.test_files),
     )
-    gate_config = GateConfig.model_validate(first.config.get("gate", {}))
-    gate = evaluate(gate_config, first.baseline, first.coverage, first.smells, mutation)
-    timings: dict[str, float] = {}
-    for _, report in shards.values():
-        for stage, seconds in report.timings.items():
-            timings[stage] = max(timings.get(stage, 0.0), seconds)
-    complete = all(report.status == "complete" for _, report in shards.values())
-    return first.model_copy(
-        update={
-            "status": "complete" if complete else "incomplete",
-            "mutation": mutation,
-            "gate": gate,
-            "timings": dict(sorted(timings.items())),
-            "config": {**first.config, "shard": None},
-        }
+
+
+def _static_smells(smells: SmellsSection) -> SmellsSection:
+    """A shard's smells without those its own share of the mutants proved."""
+    return smells_section(
+        [smell for smell in smells.findings if smell.code != PROVEN_BY_MUTANTS],
+        smells.unparsable,
+    )
+
+
+def _merged_probes(sections: list[ProbesSection]) -> ProbesSection | None:
+    """Every shard probes the same functions; each searched witnesses for its survivors."""
+    if not sections:
+        return None
+    functions = {(f.file, f.line, f.function): f for s in sections for f in s.functions}
+    findings = {
+        (f.file, f.line, f.function, f.kind, f.message): f for s in sections for f in s.findings
+    }
+    witnesses = {w.mutant_id: w for s in sections for w in s.witnesses}
+    kept_findings = [findings[key] for key in sorted(findings)]
+    kept_witnesses = [witnesses[key] for key in sorted(witnesses)]
+    return ProbesSection(
+        functions=[functions[key] for key in sorted(functions)],
+        findings=kept_findings,
+        witnesses=kept_witnesses,
+        counts=counts_of(kept_findings, kept_witnesses),
+        max_examples=sections[0].max_examples,
+        duration=max(s.duration for s in sections),
+        interrupted=any(s.interrupted for s in sections),
+        stopped_by_budget=any(s.stopped_by_budget for s in sections),
     )

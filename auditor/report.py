@@ -665,6 +665,10 @@ class ModelUsage(_Model):
     cost: float | None = None
 
 
+TIME_BUDGET_USED_UP = "the run's time budget was used up"
+"""`EscalationSection.budget_exhausted` when the run's time budget stopped the hardening."""
+
+
 class EscalationSection(_Model):
     mode: Literal["model", "offline"]
     """`model` when an API key was set; `offline` writes the requests out and hardens with

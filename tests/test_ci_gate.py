@@ -130,6 +130,58 @@ def test_merging_four_shards_equals_the_unsharded_run(shallow_with_cache, tmp_pa
         assert merged_report[key] == whole["mutation"][key], key
 
 
+GATES_THAT_READ_MORE_THAN_MUTANTS = """
+[tool.audit.generators]
+fast = ["tests_shallow/test_cart.py"]
+
+[tool.audit.gate]
+max_unhandled_crashes = 0
+ratchet_smells = ["high", "medium"]
+
+[tool.audit.gate.generators.fast]
+min_assertion_kill_share = 50
+max_smells_per_test = 0.1
+"""
+
+
+@pytest.mark.slow
+def test_merged_shards_gate_like_the_unsharded_run(shallow_with_cache, tmp_path):
+    """The ratchet, the per-generator thresholds and the probes' condition are judged on
+    the merged report exactly as on one run of the whole project."""
+    root, _ = shallow_with_cache
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + GATES_THAT_READ_MORE_THAN_MUTANTS)
+    previous = tmp_path / "previous.json"
+    first = run_audit("tests_shallow", "-q", "--json", str(previous), cwd=root)
+    assert first.returncode == 1, first.stderr  # shallow tests fail these gates
+    tests = root / "tests_shallow" / "test_cart.py"
+    tests.write_text(tests.read_text() + "\n\ndef test_new_and_empty():\n    pass\n")
+
+    whole_path = tmp_path / "whole.json"
+    ratchet = ("-q", "--baseline", str(previous))
+    run_audit("tests_shallow", *ratchet, "--json", str(whole_path), cwd=root)
+    shards = []
+    for index in (1, 2):
+        path = tmp_path / f"shard-{index}.json"
+        run_audit("tests_shallow", *ratchet, "--shard", f"{index}/2", "--json", str(path), cwd=root)
+        shards.append(str(path))
+    merged_path = tmp_path / "merged.json"
+    merged = run_audit("merge", *shards, "-o", str(merged_path), cwd=root)
+
+    whole = json.loads(whole_path.read_text())["gate"]
+    judged = json.loads(merged_path.read_text())["gate"]
+    names = {condition["name"] for condition in whole["conditions"]}
+    assert {
+        "max_unhandled_crashes",
+        "ratchet.killed_now_survive",
+        "ratchet.new_smells.high",
+        "generators.fast.min_assertion_kill_share",
+        "generators.fast.max_smells_per_test",
+    } <= names
+    assert judged == whole
+    assert merged.returncode == 1
+
+
 @pytest.mark.slow
 def test_merge_names_a_missing_shard(shallow_with_cache, tmp_path):
     root, _ = shallow_with_cache

@@ -1,3 +1,5 @@
+from dataclasses import dataclass, field
+
 from auditor.config import GateConfig
 from auditor.engine.scoring import scores
 from auditor.gate import evaluate
@@ -10,6 +12,7 @@ from auditor.report import (
     MutationSection,
     ProbeFinding,
     ProbesSection,
+    ProvenanceSection,
     SmellsSection,
     TestResult,
     Witness,
@@ -49,32 +52,48 @@ SMELLS = SmellsSection(findings=[], counts={"high": 2, "medium": 0, "low": 5}, u
 COVERAGE = CoverageSection(totals=counts(85.0, 60.0), files=[])
 
 
+@dataclass(frozen=True)
+class Sections:
+    """The report sections the gate reads, as a stage hands them over."""
+
+    baseline: BaselineSection
+    coverage: CoverageSection = field(default_factory=lambda: COVERAGE)
+    smells: SmellsSection = field(default_factory=lambda: SMELLS)
+    mutation: MutationSection | None = None
+    probes: ProbesSection | None = None
+    provenance: ProvenanceSection | None = None
+
+
+def sections(run: BaselineSection | None = None, **given) -> Sections:
+    return Sections(baseline=run or baseline(["passed"]), **given)
+
+
 def test_no_thresholds_pass_with_no_conditions():
-    gate = evaluate(GateConfig(), baseline(["passed"]), COVERAGE, SMELLS)
+    gate = evaluate(GateConfig(), sections())
     assert (gate.verdict, gate.conditions) == ("pass", [])
 
 
 def test_coverage_below_threshold_fails_with_the_numbers():
-    gate = evaluate(GateConfig(min_line_coverage=90), baseline(["passed"]), COVERAGE, SMELLS)
+    gate = evaluate(GateConfig(min_line_coverage=90), sections())
     assert gate.verdict == "fail"
     assert gate.conditions[0].message == "min_line_coverage: 85% < 90%"
 
 
 def test_coverage_at_threshold_passes():
-    gate = evaluate(GateConfig(min_branch_coverage=60), baseline(["passed"]), COVERAGE, SMELLS)
+    gate = evaluate(GateConfig(min_branch_coverage=60), sections())
     assert gate.verdict == "pass"
 
 
 def test_failing_tests_count_red_crashed_and_uncollectable_but_not_skipped():
     run = baseline(["passed", "failed", "crashed", "skipped"], collection_errors=1)
-    gate = evaluate(GateConfig(max_failing_tests=2), run, COVERAGE, SMELLS)
+    gate = evaluate(GateConfig(max_failing_tests=2), sections(run))
     assert gate.conditions[0].actual == 3
     assert gate.verdict == "fail"
 
 
 def test_smell_limits_apply_per_severity():
     config = GateConfig(max_smells={"high": 2, "low": 4})
-    gate = evaluate(config, baseline(["passed"]), COVERAGE, SMELLS)
+    gate = evaluate(config, sections())
     assert [(c.name, c.passed) for c in gate.conditions] == [
         ("max_smells.high", True),
         ("max_smells.low", False),
@@ -137,14 +156,14 @@ def _mutation(statuses: list[str]) -> MutationSection:
 
 def test_max_unhandled_crashes_counts_the_probes_crashes():
     config = GateConfig(max_unhandled_crashes=1)
-    failing = evaluate(config, baseline(["passed"]), COVERAGE, SMELLS, probes=_probes(2, []))
-    passing = evaluate(config, baseline(["passed"]), COVERAGE, SMELLS, probes=_probes(1, []))
+    failing = evaluate(config, sections(probes=_probes(2, [])))
+    passing = evaluate(config, sections(probes=_probes(1, [])))
     assert (failing.verdict, passing.verdict) == ("fail", "pass")
     assert failing.conditions[0].message == "max_unhandled_crashes: 2 > 1"
 
 
 def test_max_unhandled_crashes_fails_when_the_probes_did_not_run():
-    gate = evaluate(GateConfig(max_unhandled_crashes=0), baseline(["passed"]), COVERAGE, SMELLS)
+    gate = evaluate(GateConfig(max_unhandled_crashes=0), sections())
     assert gate.verdict == "fail"
     assert "probes did not run" in gate.conditions[0].message
 
@@ -154,11 +173,8 @@ def test_likely_equivalent_survivors_count_only_when_asked_to_be_left_out():
     probes = _probes(0, ["m2", "m3"])
     kept = GateConfig(min_mutation_score=50)
     left_out = GateConfig(min_mutation_score=50, exclude_likely_equivalent=True)
-    assert (
-        evaluate(kept, baseline(["passed"]), COVERAGE, SMELLS, mutation, None, probes).verdict
-        == "fail"
-    )
-    gate = evaluate(left_out, baseline(["passed"]), COVERAGE, SMELLS, mutation, None, probes)
+    assert evaluate(kept, sections(mutation=mutation, probes=probes)).verdict == "fail"
+    gate = evaluate(left_out, sections(mutation=mutation, probes=probes))
     assert gate.verdict == "pass"
     assert gate.conditions[0].actual == 50.0
     assert "likely-equivalent mutants left out" in gate.conditions[0].message

@@ -28,6 +28,7 @@ from auditor.escalation.model import ChatModel, ModelError, Reply, TestProposal
 from auditor.escalation.policy import WeakModule, weak_modules
 from auditor.escalation.proving import STAGES, measure_files, minimize, prove, suite_folder
 from auditor.report import (
+    TIME_BUDGET_USED_UP,
     Candidate,
     EscalatedModule,
     EscalationSection,
@@ -36,8 +37,6 @@ from auditor.report import (
     Origin,
     Report,
 )
-
-TIME_BUDGET_USED_UP = "the run's time budget was used up"
 
 
 def api_key(config: EscalationConfig) -> str | None:

@@ -134,6 +134,13 @@ def _environment(project: Project, private_tmp: Path, isolation: Isolation) -> d
     return env
 
 
+def counts_of(findings: list[ProbeFinding], witnesses: list[Witness]) -> dict[str, int]:
+    """`ProbesSection.counts`: findings per kind, and witnesses per status."""
+    counts = Counter(f.kind for f in findings)
+    counts.update(f"witness {w.status}" for w in witnesses)
+    return dict(sorted(counts.items()))
+
+
 def run_probes(
     run: RunContext,
     baseline: BaselineSection,
@@ -200,13 +207,11 @@ def run_probes(
     findings.sort(key=lambda f: (f.file, f.line, f.function, f.kind, f.message))
     functions.sort(key=lambda f: (f.file, f.line, f.function))
     witnesses.sort(key=lambda w: w.mutant_id)
-    counts = Counter(f.kind for f in findings)
-    counts.update(f"witness {w.status}" for w in witnesses)
     return ProbesSection(
         functions=functions,
         findings=findings,
         witnesses=witnesses,
-        counts=dict(sorted(counts.items())),
+        counts=counts_of(findings, witnesses),
         max_examples=config.probe_examples,
         duration=round(time.perf_counter() - started, 3),
         interrupted=interrupted,

@@ -17,6 +17,8 @@ from auditor.smells.analyzer import smells_section
 from auditor.smells.catalog import RULES
 
 _RULE = RULES["AT022"]
+PROVEN_BY_MUTANTS = _RULE.code
+"""The one smell the mutation run adds; the others come from reading the tests."""
 _CHECKS_NOTHING = frozenset({"AT001", "AT002"})
 
 

@@ -175,8 +175,8 @@ def test_budget_sends_no_request_once_the_runs_time_budget_is_used_up():
     import time
 
     from auditor.config import EscalationConfig
-    from auditor.escalation.stage import TIME_BUDGET_USED_UP, Budget
-    from auditor.report import ModelUsage
+    from auditor.escalation.stage import Budget
+    from auditor.report import TIME_BUDGET_USED_UP, ModelUsage
 
     budget = Budget(EscalationConfig(), ModelUsage(), deadline=time.monotonic() - 1)
     assert not budget.allows_request()

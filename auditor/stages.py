@@ -1,0 +1,214 @@
+"""The stages after discovery, in the order they run (`STAGES`): each is a function
+`(run, draft) -> draft` that reads the report so far and returns it with its section
+added. `pipeline.run_audit` runs the list; this module says what each stage does."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from auditor.baseline.stage import run_baseline
+from auditor.context import RunContext
+from auditor.draft import Draft, assemble
+from auditor.engine.early_sites import EarlySites
+from auditor.engine.protocol import Job
+from auditor.engine.stage import run_mutation
+from auditor.engine.workers import mutation_pool
+from auditor.gate import evaluate, require_escalation
+from auditor.memory import release_freed_memory
+from auditor.mutmut_import import import_mutmut
+from auditor.probes.stage import run_probes
+from auditor.provenance import provenance
+from auditor.report import BaselineSection, MutationSection, read_report
+from auditor.smells.analyzer import analyze
+from auditor.smells.evidence import with_mutation_evidence
+
+
+class MutationWorkers:
+    """What the mutation stage starts early, on the cores the stages before it leave
+    idle: the search for mutation sites during the baseline, the runners (collecting the
+    tests) during the smells. The mutation stage closes them; the pipeline too, on error."""
+
+    def __init__(self, run: RunContext) -> None:
+        self._helpers = contextlib.ExitStack()
+        self._sites = EarlySites.start(run.project, run.config)
+        self._helpers.callback(self._sites.stop)
+        self._pool = None
+
+    def start_runners(self, run: RunContext, baseline: BaselineSection) -> None:
+        self._pool = self._helpers.enter_context(mutation_pool(run, baseline))
+
+    def run(
+        self, run: RunContext, baseline: BaselineSection
+    ) -> tuple[MutationSection, dict[str, Job]]:
+        with self._helpers:
+            self._sites.wait()
+            mutated = run_mutation(run, baseline, pool=self._pool)
+            return mutated.section, dict(mutated.survivors)
+
+    def close(self) -> None:
+        self._helpers.close()
+
+
+def measure_baseline(run: RunContext, draft: Draft) -> Draft:
+    baseline, coverage = run_baseline(run)
+    if draft.workers is not None:
+        draft.workers.start_runners(run, baseline)
+    return draft.add(baseline=baseline, coverage=coverage)
+
+
+def find_smells(run: RunContext, draft: Draft) -> Draft:
+    project, config = run.project, run.config
+    smells = analyze(
+        project.test_files,
+        project.root,
+        set(project.source_package_names),
+        config.assertion_helpers,
+        config.disable_smells,
+    )
+    release_freed_memory()  # the test modules' syntax trees
+    return draft.add(smells=smells)
+
+
+def mutate(run: RunContext, draft: Draft) -> Draft:
+    """Mutation testing (or mutmut's verdicts, imported), and the smells the kills prove."""
+    assert draft.baseline is not None and draft.smells is not None
+    if draft.workers is None:
+        mutation, survivors = import_mutmut(run.project, draft.baseline), {}
+    else:
+        mutation, survivors = draft.workers.run(run, draft.baseline)
+    smells = with_mutation_evidence(
+        draft.smells, mutation, run.project.root, run.config.disable_smells
+    )
+    return draft.add(mutation=mutation, survivors=survivors, smells=smells)
+
+
+def probe(run: RunContext, draft: Draft) -> Draft:
+    assert draft.baseline is not None
+    return draft.add(probes=run_probes(run, draft.baseline, draft.mutation, draft.survivors))
+
+
+def judge(run: RunContext, draft: Draft) -> Draft:
+    """Which generator wrote each test, then the gate over every section so far."""
+    project, config = run.project, run.config
+    assert draft.baseline is not None and draft.smells is not None
+    previous = None
+    if config.gate.baseline_report:
+        # A flag arrives absolute; a config value is relative to the project root.
+        previous = read_report(project.root / config.gate.baseline_report, "baseline report")
+    tests = [project.relative(file) for file in project.test_files]
+    origins = provenance(
+        project.root, tests, config.generators, draft.baseline, draft.smells, draft.mutation
+    )
+    draft = draft.add(provenance=origins)
+    return draft.add(gate=evaluate(config.gate, draft, previous))  # type: ignore[arg-type]
+
+
+def harden(run: RunContext, draft: Draft) -> Draft:
+    """Escalation, on the finished report; the gate judged the suite as the user has it,
+    and only `--require-escalation` adds a condition. Ctrl-C keeps the audit."""
+    # Imported here: the openai client is slow to import, and paid only when used.
+    from auditor.escalation.stage import run_escalation
+
+    try:
+        escalation = run_escalation(run, assemble(run, draft, {}))
+    except KeyboardInterrupt:
+        return draft.add(interrupted=True)
+    gate = draft.gate
+    if run.config.escalation.require and gate is not None:
+        gate = require_escalation(gate, escalation)
+    return draft.add(escalation=escalation, gate=gate)
+
+
+def _escalates(run: RunContext, draft: Draft) -> bool:
+    sampling = run.config.sample is not None
+    wanted = run.config.escalation.enabled and draft.mutation is not None
+    return wanted and not draft.stopped(sampling)
+
+
+def _baseline_line(draft: Draft) -> str:
+    assert draft.baseline is not None
+    return f"{draft.baseline.passed} passed, {draft.baseline.excluded} excluded"
+
+
+def _smells_line(draft: Draft) -> str:
+    assert draft.smells is not None
+    return f"{len(draft.smells.findings)} findings"
+
+
+def _mutation_line(draft: Draft) -> str:
+    assert draft.mutation is not None
+    score = draft.mutation.scores.score
+    return f"{len(draft.mutation.mutants)} mutants, score {'-' if score is None else score}%"
+
+
+def _mutation_stopped(draft: Draft) -> bool:
+    assert draft.mutation is not None
+    return draft.mutation.stopped_by_budget or draft.mutation.interrupted
+
+
+def _probe_line(draft: Draft) -> str:
+    assert draft.probes is not None
+    counts = draft.probes.counts
+    found = sum(n for kind, n in counts.items() if not kind.startswith("witness"))
+    return f"{found} findings, {counts.get('witness found', 0)} witnesses"
+
+
+def _gate_line(draft: Draft) -> str:
+    assert draft.gate is not None
+    return draft.gate.verdict.upper()
+
+
+def _escalation_line(draft: Draft) -> str:
+    if draft.escalation is None:
+        return "interrupted"
+    accepted = sum(module.accepted for module in draft.escalation.modules)
+    return f"{accepted} tests accepted ({draft.escalation.mode})"
+
+
+def _always(run: RunContext, draft: Draft) -> bool:
+    return True
+
+
+def _never_stopped(draft: Draft) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of the pipeline: its name (in progress lines, timings and
+    `cut_by_budget`), when it runs, what it adds, and the line it ends with."""
+
+    name: str
+    step: Callable[[RunContext, Draft], Draft]
+    line: Callable[[Draft], str]
+    runs: Callable[[RunContext, Draft], bool] = _always
+    stopped: Callable[[Draft], bool] = _never_stopped
+    total: Callable[[RunContext], int | None] = lambda run: None
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("baseline", measure_baseline, _baseline_line),
+    Stage("smells", find_smells, _smells_line, total=lambda run: len(run.project.test_files)),
+    Stage(
+        "mutate",
+        mutate,
+        _mutation_line,
+        runs=lambda run, draft: run.config.mutation,
+        stopped=_mutation_stopped,
+    ),
+    Stage(
+        "probe",
+        probe,
+        _probe_line,
+        runs=lambda run, draft: run.config.probes,
+        stopped=lambda draft: "probe" in draft.cut_by_budget(),
+    ),
+    Stage("gate", judge, _gate_line),
+    Stage("escalate", harden, _escalation_line, runs=_escalates),
+)
+"""Every stage after `discover` (which finds what they work on), in run order."""
+
+ORDER: tuple[str, ...] = ("discover", *(stage.name for stage in STAGES))
+"""The pipeline's order, written once: README and docs/design.md are checked against it."""
