@@ -13,7 +13,6 @@ import bisect
 import difflib
 import hashlib
 import math
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,10 +31,11 @@ from auditor.engine.compiler import (
     Swaps,
     line_starts,
 )
-from auditor.engine.data_tables import find_data_tables
-from auditor.engine.entry_keys import entry_keys, entry_tests, keys_at
+from auditor.engine.coverage_index import CoverageIndex
+from auditor.engine.data_tables import DataTable, find_data_tables
+from auditor.engine.entry_keys import EntryKey, entry_keys, entry_tests, keys_at
 from auditor.engine.keys import digest, sites_key, sites_salt, swaps_salt
-from auditor.engine.lambdas import lambda_around, lambda_bodies
+from auditor.engine.lambdas import LambdaBody, lambda_around, lambda_bodies
 from auditor.engine.readers import Binding, Consumers, ReadIndex
 from auditor.engine.reexecution import Reexecution
 from auditor.errors import ConfigError
@@ -119,77 +119,70 @@ def _diff(source: str, line_starts: list[int], site: Site) -> str:
     return "\n".join(body)
 
 
+@dataclass(frozen=True)
+class PlanSettings:
+    """What the run's config says about planning."""
+
+    operators: Sequence[Operator]
+    policy: TimeoutPolicy
+    shared_sources: str = ""
+    """Digest of conftest files and config: part of every cache key."""
+    module_level: bool = True
+    sample_data: bool = True
+    copy_path: bool = True
+
+
+@dataclass
+class _File:
+    """One source file as its mutants are planned: its text, its tests, and what its
+    mutants share (compilations, re-execution, equivalence keys seen)."""
+
+    relative: str
+    path: str
+    source: str
+    starts: list[int]
+    by_line: dict[int, set[str]]
+    by_subprocess: dict[int, set[str]]
+    import_lines: set[int]
+    swaps: Swaps
+    reexecution: Reexecution
+    tables: list[DataTable]
+    keys: list[EntryKey]
+    bodies: list[LambdaBody]
+    called: set[int]
+    seen: dict[tuple, str] = field(default_factory=dict)
+
+    @property
+    def tests(self) -> set[str]:
+        return set().union(*self.by_line.values()) if self.by_line else set()
+
+    @property
+    def subprocess_tests(self) -> set[str]:
+        return set().union(*self.by_subprocess.values()) if self.by_subprocess else set()
+
+
 class Planner:
     def __init__(
         self,
         root: Path,
         baseline: BaselineSection,
-        operators: Sequence[Operator],
-        policy: TimeoutPolicy,
-        shared_sources: str,
-        module_level: bool = True,
-        sample_data: bool = True,
-        copy_path: bool = True,
+        settings: PlanSettings,
         site_cache: SiteCache | None = None,
         read_index: ReadIndex | None = None,
     ) -> None:
         self.root = root
+        self.settings = settings
+        self.ran = CoverageIndex(baseline)
         self.read_index = read_index
         """Who reads what import-time code binds; without it, every test does."""
         self.site_cache = site_cache
         self.plan_keys: set[str] = set()
         """The cache keys of the sites and compilations this planner used."""
-        self.sites_salt = sites_salt(operators)
+        self.sites_salt = sites_salt(settings.operators)
         """What the sites found in a source depend on besides the source itself."""
         self.swaps_salt = swaps_salt(self.sites_salt)
-        self.copy_path = copy_path
-        self.module_level = module_level
-        self.sample_data = sample_data
         self.data_tables: dict[tuple[str, int], DataTableSample] = {}
         """The data tables whose entries were sampled, by (file, line)."""
-        self.operators = operators
-        self.policy = policy
-        self.shared_sources = shared_sources
-        """Digest of conftest files and config: part of every cache key."""
-        passing = [test for test in baseline.tests if test.reliable]
-        self.durations = {test.nodeid: test.duration for test in passing}
-        self.spawning = {test.nodeid for test in passing if test.spawns_python}
-        self.called_lines: dict[str, set[int]] = defaultdict(set)
-        """Per file, the first lines of the code objects that ran: called by a passing
-        test (an arc from minus the line), at import time, or on any line a test's
-        subprocess ran (its calls are not recorded)."""
-        for file, lines in baseline.import_time_calls.items():
-            self.called_lines[file].update(lines)
-        for test in passing:
-            for file, arcs in test.arcs.items():
-                self.called_lines[file].update(-start for start, _ in arcs if start < 0)
-            for file, lines in test.subprocess_lines.items():
-                self.called_lines[file].update(lines)
-        self.unmeasured_spawning = [
-            test.nodeid for test in passing if test.spawns_python and not test.subprocess_lines
-        ]
-        """Tests that start another Python whose code went unmeasured (a cleared
-        environment, a launcher that drops PYTHONPATH): our sitecustomize never reached
-        those processes, so neither can the mutant. They may run code no other test
-        reaches: that code takes the copy path."""
-        self.tests_by_line: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
-        for test in passing:
-            for file, lines in test.lines.items():
-                for line in lines:
-                    self.tests_by_line[file][line].add(test.nodeid)
-        self.subprocess_tests_by_line: dict[str, dict[int, set[str]]] = defaultdict(
-            lambda: defaultdict(set)
-        )
-        """Tests whose Python subprocesses ran a line: the mutant's child runs them after
-        its in-process tests, serving the mutated file to their subprocesses."""
-        for test in passing:
-            for file, lines in test.subprocess_lines.items():
-                for line in lines:
-                    self.subprocess_tests_by_line[file][line].add(test.nodeid)
-        self.import_lines = {f: set(lines) for f, lines in baseline.import_time_lines.items()}
-        self.tests_by_file: dict[str, set[str]] = defaultdict(set)
-        for test in passing:
-            self.tests_by_file[test.nodeid.split("::", 1)[0]].add(test.nodeid)
         self.import_time_readers: dict[tuple[str, Binding], set[str]] = {}
         self.file_digests: dict[str, str] = {}
         self.test_sets: dict[tuple[frozenset[str], frozenset[str]], _TestSet] = {}
@@ -215,7 +208,7 @@ class Planner:
             known = self.site_cache.get_sites(key)
             if known is not None:
                 return known
-        sites = find_mutations(source, self.operators)
+        sites = find_mutations(source, self.settings.operators)
         if self.site_cache is not None:
             self.site_cache.put_sites(key, sites)
         return sites
@@ -232,11 +225,11 @@ class Planner:
         it does is the same every run."""
 
         def duration_class(nodeid: str) -> int:
-            duration = self.durations.get(nodeid, 0.0)
+            duration = self.ran.durations.get(nodeid, 0.0)
             return 0 if duration < 0.5 else 1 + int(math.log2(duration / 0.5))
 
         return sorted(
-            tests, key=lambda nodeid: (duration_class(nodeid), nodeid in self.spawning, nodeid)
+            tests, key=lambda nodeid: (duration_class(nodeid), nodeid in self.ran.spawning, nodeid)
         )
 
     def _tests_of(self, tests: set[str], *first: Iterable[str]) -> _TestSet:
@@ -255,14 +248,14 @@ class Planner:
             self.test_sets[key] = _TestSet(
                 ordered=ordered,
                 contents=digest([(t, self._testdigest(t)) for t in sorted(ordered)]),
-                duration=sum(self.durations.get(t, 0.0) for t in ordered),  # in a stable order
+                duration=sum(self.ran.durations.get(t, 0.0) for t in ordered),  # in a stable order
             )
         return self.test_sets[key]
 
     def _import_time_readers(self, file: str, site: Site, file_tests: set[str]) -> set[str]:
         """The tests that can read what an import-time mutant changes (`readers`); where
         none can, one test, which fails if the mutant breaks the import."""
-        everyone = set(self.durations)
+        everyone = set(self.ran.durations)
         index = self.read_index
         binding = index.binding_at(file, site.line, site.end_line) if index else None
         if index is None or binding is None:
@@ -275,141 +268,37 @@ class Planner:
             else:
                 tests = set()
                 for reader_file, lines in [(file, binding.lines), *readers.function_lines.items()]:
-                    by_line = self.tests_by_line.get(reader_file, {})
+                    by_line = self.ran.tests_by_line.get(reader_file, {})
                     for line in lines:
                         tests.update(by_line.get(line, ()))
                 for test_file in readers.test_files:
-                    tests.update(self.tests_by_file.get(test_file, ()))
+                    tests.update(self.ran.tests_by_file.get(test_file, ()))
                 if not tests:  # a mutant that breaks the import fails any test
                     tests = set(self._ordered(file_tests or everyone)[:1])
             self.import_time_readers[key] = tests
         return self.import_time_readers[key]
 
     def plan_file(self, path: Path) -> list[PlannedMutant]:
-        relative = relative_to_root(str(path), self.root)
         source = path.read_text(encoding="utf-8")
         try:
             sites = self._sites(source)
         except cst.ParserSyntaxError:
             return []
-        filename = str(path)
-        starts = line_starts(source)
-        by_line = self.tests_by_line.get(relative, {})
-        file_tests = set().union(*by_line.values()) if by_line else set()
-        by_subprocess = self.subprocess_tests_by_line.get(relative, {})
-        file_subprocess_tests = set().union(*by_subprocess.values()) if by_subprocess else set()
-        import_lines = self.import_lines.get(relative, set())
-        compiler = FunctionCompiler(source, filename, starts)
-        swaps = Swaps(compiler, self.site_cache, self.swaps_salt)
-        reexecution = Reexecution(source)
-        self.plan_keys.add(swaps.key)
-        seen: dict[tuple, str] = {}
+        file = self._file(path, source)
+        left_out = dict.fromkeys(file.tables, 0)
         planned = []
-        tables = find_data_tables(source) if self.sample_data and self.module_level else []
-        keys = entry_keys(source) if self.module_level else []
-        bodies = lambda_bodies(source)
-        called = self.called_lines.get(relative, set())
-        left_out = dict.fromkeys(tables, 0)
         for site in sites:
-            lines = range(site.line, site.end_line + 1)
-            at_import = bool(import_lines.intersection(lines)) or not site.function
-            if at_import and not self.module_level:
-                continue
-            table = next((t for t in tables if t.skips(site.start, site.end)), None)
+            table = next((t for t in file.tables if t.skips(site.start, site.end)), None)
             if table is not None:
                 left_out[table] += 1
                 continue
-            mutant_id = f"{relative}::{site.local_id()}"
-            mutated = site.apply(source)
-            mutant = PlannedMutant(
-                id=mutant_id,
-                site=site,
-                file=relative,
-                abs_path=filename,
-                diff=_diff(source, starts, site),
-                source=source,
-            )
-            planned.append(mutant)
-            if at_import:
-                # Import-time code makes values tests may read without running a line of
-                # this file (a table, a compiled pattern): the tests that can read what
-                # the statement binds run, those that run the file first. Only a file no
-                # test imports has no covering test.
-                imported = bool(import_lines or file_tests)
-                tests = self._import_time_readers(relative, site, file_tests) if imported else set()
-            else:
-                tests = set().union(*(by_line.get(n, ()) for n in lines))
-            in_subprocess = set().union(*(by_subprocess.get(n, ()) for n in lines))
-            unmeasured = not file_tests and not file_subprocess_tests and self.unmeasured_spawning
-            if unmeasured and self.copy_path:
-                # No test runs the file where it is measured, and some start Python where
-                # it is not: the code may be theirs, and only a copy reaches them.
-                mutant.path = "copy"
-                tests_run = self._tests_of(set(self.unmeasured_spawning))
-                mutant.tests = tests_run.ordered
-                mutant.cache_key = digest(
-                    __version__,
-                    mutant_id,
-                    site.replacement,
-                    source,
-                    tests_run.contents,
-                    self.shared_sources,
-                )
-                continue
-            uncalled = lambda_around(bodies, site.start, site.end)
-            if uncalled is not None and uncalled.line not in called:
-                mutant.status, mutant.path = "NoCoverage", "none"
-                mutant.status_reason = "no passing test calls the lambda it is in"
-                continue
-            only_there = self._tests_of(in_subprocess - tests)
-            mutant.subprocess_tests = only_there.ordered
-            reach = self._tests_of(in_subprocess)
-            mutant.subprocess_reach = reach.ordered
-            if not tests and not in_subprocess:
-                mutant.status, mutant.path = "NoCoverage", "none"
-                mutant.status_reason = "no passing test runs this line"
-                continue
-            if at_import:
-                named = entry_tests(tests, keys_at(keys, site.start, site.end))
-                tests_run = self._tests_of(tests, named, file_tests)
-            else:
-                tests_run = self._tests_of(tests)
-            mutant.tests = tests_run.ordered
-            duration = tests_run.duration + only_there.duration
-            mutant.timeout = duration * self.policy.factor + self.policy.constant
-            try:
-                key_of_code = self._choose_path(
-                    mutant, site, at_import, swaps, reexecution, mutated, seen
-                )
-            except (SyntaxError, ValueError) as exc:
-                mutant.status, mutant.path = "CompileError", "none"
-                mutant.status_reason = f"{type(exc).__name__}: {exc}"
-                continue
-            if key_of_code in seen:
-                original_id = seen[key_of_code]
-                mutant.status, mutant.path = "Ignored", "none"
-                mutant.status_reason = (
-                    f"duplicate of {original_id}"
-                    if original_id
-                    else "equivalent: compiles to the same code as the original"
-                )
-                continue
-            seen[key_of_code] = mutant_id
-            mutant.cache_key = digest(
-                __version__,
-                mutant_id,
-                site.replacement,
-                key_of_code
-                if mutant.path == "swap"
-                else (source, mutant.rerun_lines, self._consumed_from(mutant.consumers)),
-                tests_run.contents,
-                reach.contents,
-                self.shared_sources,
-            )
-        swaps.save()
+            mutant = self._plan_site(file, site)
+            if mutant is not None:
+                planned.append(mutant)
+        file.swaps.save()
         for table, count in left_out.items():
-            self.data_tables[(relative, table.line)] = DataTableSample(
-                file=relative,
+            self.data_tables[(file.relative, table.line)] = DataTableSample(
+                file=file.relative,
                 line=table.line,
                 end_line=table.end_line,
                 entries=len(table.entries),
@@ -418,39 +307,166 @@ class Planner:
             )
         return planned
 
-    def _choose_path(
+    def _file(self, path: Path, source: str) -> _File:
+        relative = relative_to_root(str(path), self.root)
+        starts = line_starts(source)
+        swaps = Swaps(FunctionCompiler(source, str(path), starts), self.site_cache, self.swaps_salt)
+        self.plan_keys.add(swaps.key)
+        module_level = self.settings.module_level
+        return _File(
+            relative=relative,
+            path=str(path),
+            source=source,
+            starts=starts,
+            by_line=self.ran.tests_by_line.get(relative, {}),
+            by_subprocess=self.ran.subprocess_tests_by_line.get(relative, {}),
+            import_lines=self.ran.import_lines.get(relative, set()),
+            swaps=swaps,
+            reexecution=Reexecution(source),
+            tables=find_data_tables(source) if self.settings.sample_data and module_level else [],
+            keys=entry_keys(source) if module_level else [],
+            bodies=lambda_bodies(source),
+            called=self.ran.called_lines.get(relative, set()),
+        )
+
+    def _plan_site(self, file: _File, site: Site) -> PlannedMutant | None:
+        """The site's mutant with its path, tests and key, or the status it has without a
+        run; None for import-time code when module-level mutants are off."""
+        lines = range(site.line, site.end_line + 1)
+        at_import = bool(file.import_lines.intersection(lines)) or not site.function
+        if at_import and not self.settings.module_level:
+            return None
+        mutant = PlannedMutant(
+            id=f"{file.relative}::{site.local_id()}",
+            site=site,
+            file=file.relative,
+            abs_path=file.path,
+            diff=_diff(file.source, file.starts, site),
+            source=file.source,
+        )
+        tests = self._covering(file, site, at_import)
+        in_subprocess = set().union(*(file.by_subprocess.get(n, ()) for n in lines))
+        unmeasured = not file.tests and not file.subprocess_tests and self.ran.unmeasured_spawning
+        if unmeasured and self.settings.copy_path:
+            # No test runs the file where it is measured, and some start Python where it
+            # is not: the code may be theirs, and only a copy reaches them.
+            self._on_copy(mutant, file)
+            return mutant
+        uncalled = lambda_around(file.bodies, site.start, site.end)
+        if uncalled is not None and uncalled.line not in file.called:
+            mutant.status, mutant.path = "NoCoverage", "none"
+            mutant.status_reason = "no passing test calls the lambda it is in"
+            return mutant
+        if not tests and not in_subprocess:
+            mutant.status, mutant.path = "NoCoverage", "none"
+            mutant.status_reason = "no passing test runs this line"
+            return mutant
+        self._runnable(mutant, file, at_import, tests, in_subprocess)
+        return mutant
+
+    def _covering(self, file: _File, site: Site, at_import: bool) -> set[str]:
+        if not at_import:
+            return set().union(
+                *(file.by_line.get(n, ()) for n in range(site.line, site.end_line + 1))
+            )
+        # Import-time code makes values tests may read without running a line of this
+        # file (a table, a compiled pattern): the tests that can read what the statement
+        # binds run, those that run the file first. Only a file no test imports has no
+        # covering test.
+        if not (file.import_lines or file.tests):
+            return set()
+        return self._import_time_readers(file.relative, site, file.tests)
+
+    def _on_copy(self, mutant: PlannedMutant, file: _File) -> None:
+        mutant.path = "copy"
+        tests_run = self._tests_of(set(self.ran.unmeasured_spawning))
+        mutant.tests = tests_run.ordered
+        mutant.cache_key = digest(
+            __version__,
+            mutant.id,
+            mutant.site.replacement,
+            file.source,
+            tests_run.contents,
+            self.settings.shared_sources,
+        )
+
+    def _runnable(
         self,
         mutant: PlannedMutant,
-        site: Site,
+        file: _File,
         at_import: bool,
-        swaps: Swaps,
-        reexecution: Reexecution,
-        mutated: str,
-        seen: dict[tuple, str],
-    ) -> tuple:
+        tests: set[str],
+        in_subprocess: set[str],
+    ) -> None:
+        """Tests, timeout, path and key of a mutant some test runs; or the status
+        (CompileError, Ignored) its compilation already decides."""
+        site = mutant.site
+        only_there = self._tests_of(in_subprocess - tests)
+        reach = self._tests_of(in_subprocess)
+        mutant.subprocess_tests, mutant.subprocess_reach = only_there.ordered, reach.ordered
+        if at_import:
+            named = entry_tests(tests, keys_at(file.keys, site.start, site.end))
+            tests_run = self._tests_of(tests, named, file.tests)
+        else:
+            tests_run = self._tests_of(tests)
+        mutant.tests = tests_run.ordered
+        policy = self.settings.policy
+        mutant.timeout = (
+            tests_run.duration + only_there.duration
+        ) * policy.factor + policy.constant
+        try:
+            key_of_code = self._choose_path(mutant, file, at_import)
+        except (SyntaxError, ValueError) as exc:
+            mutant.status, mutant.path = "CompileError", "none"
+            mutant.status_reason = f"{type(exc).__name__}: {exc}"
+            return
+        if key_of_code in file.seen:
+            original_id = file.seen[key_of_code]
+            mutant.status, mutant.path = "Ignored", "none"
+            mutant.status_reason = (
+                f"duplicate of {original_id}"
+                if original_id
+                else "equivalent: compiles to the same code as the original"
+            )
+            return
+        file.seen[key_of_code] = mutant.id
+        mutant.cache_key = digest(
+            __version__,
+            mutant.id,
+            site.replacement,
+            key_of_code
+            if mutant.path == "swap"
+            else (file.source, mutant.rerun_lines, self._consumed_from(mutant.consumers)),
+            tests_run.contents,
+            reach.contents,
+            self.settings.shared_sources,
+        )
+
+    def _choose_path(self, mutant: PlannedMutant, file: _File, at_import: bool) -> tuple:
         """Choose the path, fill in what it needs, return the mutant's TCE key.
 
         Swap-path mutants compile only their function; the original's key is registered
-        in `seen` with an empty id, so a mutant that compiles to the original's code
+        in `file.seen` with an empty id, so a mutant that compiles to the original's code
         reads as equivalent. Module-path mutants are compiled by the runner's child, which
         reports a syntax error as CompileError. A mutant only subprocesses run (the
         `subprocess` path) is applied in none of the child's own code, but its function
         is compiled all the same, for the equivalence and the syntax check."""
+        site = mutant.site
         in_process = "swap" if mutant.tests else "subprocess"
         if not at_import:
-            swap = swaps.get(site, mutated)
+            swap = file.swaps.get(site, site.apply(file.source))
             if swap is not None:
                 mutant.path = in_process
                 if in_process == "swap":
                     mutant.function_code = swap.code
                     mutant.target = swap.target
-                seen.setdefault(("swap", site.function, swap.original), "")
+                file.seen.setdefault(("swap", site.function, swap.original), "")
                 return ("swap", site.function, swap.mutated)
         mutant.path = "module" if mutant.tests else "subprocess"
         if mutant.path == "module":
             original = mutant.source[site.start : site.end]
             added = site.replacement.count("\n") - original.count("\n")
-            mutant.rerun_lines = reexecution.lines_to_rerun(site.line, site.end_line, added)
+            mutant.rerun_lines = file.reexecution.lines_to_rerun(site.line, site.end_line, added)
             mutant.consumers = self._consumers(mutant.file, site)
         return ("module", mutant.id)
 
@@ -497,18 +513,15 @@ def planner_for(
         chosen = operators(config.mutators, config.disable_mutators)
     except UnknownFamily as exc:
         raise ConfigError(str(exc)) from None
-    return Planner(
-        project.root,
-        baseline,
-        chosen,
-        TimeoutPolicy(config.mutant_timeout_factor, config.mutant_timeout_constant),
-        _shared_digest(project, config),
+    settings = PlanSettings(
+        operators=chosen,
+        policy=TimeoutPolicy(config.mutant_timeout_factor, config.mutant_timeout_constant),
+        shared_sources=_shared_digest(project, config),
         module_level=config.module_level,
         sample_data=config.mutate_data == "sample",
         copy_path=config.copy_path,
-        site_cache=site_cache,
-        read_index=read_index(project),
     )
+    return Planner(project.root, baseline, settings, site_cache, read_index(project))
 
 
 def read_index(project: Project) -> ReadIndex:

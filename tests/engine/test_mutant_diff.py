@@ -1,6 +1,6 @@
 """The diff a report shows for a mutant: every line the mutant changes, before and after."""
 
-from auditor.engine.plan import Planner, TimeoutPolicy, plan
+from auditor.engine.plan import Planner, PlanSettings, TimeoutPolicy, plan
 from auditor.report import BaselineSection
 from mutators.registry import operators
 
@@ -12,7 +12,7 @@ NO_TESTS = BaselineSection(
 def diffs_of(tmp_path, source: str) -> dict[str, str]:
     path = tmp_path / "module.py"
     path.write_text(source)
-    planner = Planner(tmp_path, NO_TESTS, operators(), TimeoutPolicy(3.0, 2.0), "")
+    planner = Planner(tmp_path, NO_TESTS, PlanSettings(operators(), TimeoutPolicy(3.0, 2.0)))
     return {mutant.site.description: mutant.diff for mutant in plan(planner, [path])}
 
 

@@ -10,7 +10,7 @@ import pytest
 from auditor.engine import compiler as compiler_module
 from auditor.engine import plan as plan_module
 from auditor.engine.cache import ResultCache
-from auditor.engine.plan import Planner, TimeoutPolicy, plan
+from auditor.engine.plan import Planner, PlanSettings, TimeoutPolicy, plan
 from auditor.report import BaselineSection
 from mutators.registry import operators
 
@@ -23,7 +23,7 @@ def shop(fixture_runs):
 
 
 def planner(root, baseline, cache) -> Planner:
-    return Planner(root, baseline, operators(), TimeoutPolicy(3.0, 2.0), "", site_cache=cache)
+    return Planner(root, baseline, PlanSettings(operators(), TimeoutPolicy(3.0, 2.0)), cache)
 
 
 def planned(mutants) -> list[tuple]:
