@@ -193,81 +193,101 @@ class RunnerPlugin:
         channel: int,
         undone: bool = False,
     ) -> None:
-        from _pytest.runner import runtestprotocol
-
-        from auditor.sandbox import limit_resources
-
-        job = mutant.job
-        child = os.getpid()
-
-        def tell(message: dict[str, Any]) -> None:
-            if os.getpid() != child:
-                os._exit(0)  # a copy a test forked and left running: it reports nothing
-            os.write(channel, (json.dumps(message) + "\n").encode())
-
+        """The forked child of one mutant: apply it, run its tests, report, exit."""
+        tell = _teller(channel)
+        module_code = self._set_up_child(mutant, items, tell, undone)
+        served = self.served_mutant(os.getpid())
         try:
-            os.setpgid(0, 0)
-            _discard_output()
-            _detach_stdin()
-            limit_resources(self.spec.memory_limit_mb, cpu_seconds=math.ceil(job.longest()) + 2)
-            module_code = None
-            if job.path == "subprocess":  # only its tests' subprocesses get the mutant
-                module_code = mutant.compile_module()
-            elif job.path == "module" or not undone:  # swapping in the same code is free
-                mutant.apply(self.index)
-        except MutantCompileError as exc:
-            tell({"compile_error": str(exc)})
-            os._exit(0)
-        except MutantImportError as exc:
-            tell({"start": items[0].nodeid})
-            tell({"killed_by": items[0].nodeid, "kill_kind": "error", "detail": str(exc)})
-            os._exit(0)
-        except SwapError as exc:
-            tell({"error": str(exc)})
-            os._exit(0)
-        except BaseException as exc:
-            tell({"error": f"{type(exc).__name__}: {exc}"[:300]})
-            os._exit(0)
-        tests_seconds = 0.0  # the tests' own time, as pytest measures it per phase
-        served = self.served_mutant(child)
-        everything = items + spawning
-        try:
-            if job.serve_subprocesses:
-                served.offer(job.file, mutant.mutated, module_code)
-            killed = False
-            for position, item in enumerate(everything):
-                tell({"start": item.nodeid})
-                following = everything[position + 1] if position + 1 < len(everything) else None
-                self.failed_in_child = self.failed_by_check = False
-                self.failed_at = 0
-                try:
-                    reports = runtestprotocol(item, log=False, nextitem=following)
-                except KeyboardInterrupt:
-                    # Not the user's Ctrl-C (the child has its own process group): the
-                    # mutant let an interrupt escape the test, which stops a pytest run.
-                    key = "also_killed_by" if killed else "killed_by"
-                    detail = "an interrupt escaped the test and stopped the run"
-                    tell({key: item.nodeid, "kill_kind": "error", "detail": detail})
-                    os._exit(0)
-                tests_seconds += sum(report.duration for report in reports)
-                if self.failed_in_child or any(report.failed for report in reports):
-                    kind = "assertion" if self.failed_by_check else "error"
-                    at = self.failed_at if self.failed_by_check else 0
-                    key = "also_killed_by" if killed else "killed_by"
-                    tell({key: item.nodeid, "kill_kind": kind, "tests": tests_seconds, "at": at})
-                    if not job.all_killers:
-                        os._exit(0)
-                    killed = True
-            if killed:
-                os._exit(0)
-            unreached = job.serve_subprocesses and not served.applied.exists()
-            tell({"survived": len(everything), "tests": tests_seconds, "unreached": unreached})
+            if mutant.job.serve_subprocesses:
+                served.offer(mutant.job.file, mutant.mutated, module_code)
+            self._run_tests(mutant.job, items + spawning, tell, served)
         except BaseException as exc:
             tell({"error": f"{type(exc).__name__}: {exc}"[:300]})
         finally:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(0)
+
+    def _set_up_child(
+        self, mutant: PreparedMutant, items: list[Any], tell: _Tell, undone: bool
+    ) -> bytes | None:
+        """Contain the child and put the mutant in place; the code subprocesses load on
+        the subprocess path. A mutant that cannot be put in place ends the child here."""
+        from auditor.sandbox import limit_resources
+
+        job = mutant.job
+        try:
+            os.setpgid(0, 0)
+            _discard_output()
+            _detach_stdin()
+            limit_resources(self.spec.memory_limit_mb, cpu_seconds=math.ceil(job.longest()) + 2)
+            if job.path == "subprocess":  # only its tests' subprocesses get the mutant
+                return mutant.compile_module()
+            if job.path == "module" or not undone:  # swapping in the same code is free
+                mutant.apply(self.index)
+            return None
+        except MutantCompileError as exc:
+            tell({"compile_error": str(exc)})
+        except MutantImportError as exc:
+            tell({"start": items[0].nodeid})
+            tell({"killed_by": items[0].nodeid, "kill_kind": "error", "detail": str(exc)})
+        except SwapError as exc:
+            tell({"error": str(exc)})
+        except BaseException as exc:
+            tell({"error": f"{type(exc).__name__}: {exc}"[:300]})
+        os._exit(0)
+
+    def _run_tests(
+        self, job: Job, everything: list[Any], tell: _Tell, served: ServedMutant
+    ) -> None:
+        """Each test in turn until one fails (every test with `all_killers`); the tests'
+        own time is pytest's, per phase."""
+        from _pytest.runner import runtestprotocol
+
+        tests_seconds = 0.0
+        killed = False
+        for position, item in enumerate(everything):
+            tell({"start": item.nodeid})
+            following = everything[position + 1] if position + 1 < len(everything) else None
+            self.failed_in_child = self.failed_by_check = False
+            self.failed_at = 0
+            key = "also_killed_by" if killed else "killed_by"
+            try:
+                reports = runtestprotocol(item, log=False, nextitem=following)
+            except KeyboardInterrupt:
+                # Not the user's Ctrl-C (the child has its own process group): the mutant
+                # let an interrupt escape the test, which stops a pytest run.
+                detail = "an interrupt escaped the test and stopped the run"
+                tell({key: item.nodeid, "kill_kind": "error", "detail": detail})
+                os._exit(0)
+            tests_seconds += sum(report.duration for report in reports)
+            if self.failed_in_child or any(report.failed for report in reports):
+                kind = "assertion" if self.failed_by_check else "error"
+                at = self.failed_at if self.failed_by_check else 0
+                tell({key: item.nodeid, "kill_kind": kind, "tests": tests_seconds, "at": at})
+                if not job.all_killers:
+                    os._exit(0)
+                killed = True
+        if killed:
+            os._exit(0)
+        unreached = job.serve_subprocesses and not served.applied.exists()
+        tell({"survived": len(everything), "tests": tests_seconds, "unreached": unreached})
+
+
+_Tell = Callable[[dict[str, Any]], None]
+
+
+def _teller(channel: int) -> _Tell:
+    """Writes a message to the runner; in a copy of the child that a test forked and left
+    running, exits instead: that copy reports nothing."""
+    child = os.getpid()
+
+    def tell(message: dict[str, Any]) -> None:
+        if os.getpid() != child:
+            os._exit(0)
+        os.write(channel, (json.dumps(message) + "\n").encode())
+
+    return tell
 
 
 def _line_in_test_file(excinfo: Any, item: Any) -> int:
