@@ -20,11 +20,18 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 from auditor import wire
 from auditor.memory import address_space_bytes
-from auditor.probes.protocol import TargetSpec
-from auditor.report import FunctionProbe, ParamStrategy
+from auditor.probes.protocol import (
+    FunctionResult,
+    ProbeSpec,
+    TargetSpec,
+    WitnessResult,
+    search_items,
+)
+from auditor.report import FunctionProbe, ParamStrategy, Witness
 
 
 def _run_forked(work: Callable[[], object], budget: float) -> tuple[str | None, str]:
@@ -166,96 +173,121 @@ def _ask(requests: int, orders: queue.SimpleQueue[int | None]) -> Iterator[int]:
 
 
 def main(spec_path: str) -> int:
-    global _memory_limit_mb, _growth_limit_mb
-    from auditor.probes.protocol import ProbeSpec
-
     spec = wire.decode(ProbeSpec, Path(spec_path).read_text(encoding="utf-8"))
-    _memory_limit_mb = spec.memory_limit_mb
-    _growth_limit_mb = spec.growth_limit_mb
-    from auditor.sandbox import limit_resources, quiet_bytecode
-
-    limit_resources(spec.memory_limit_mb)
-    quiet_bytecode()
-    os.chdir(spec.root)
-    log = os.open(spec.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    _contain(spec)
     results = open(spec.results_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
-    requests = os.dup(1)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    orders = _orders_from_audit(requests)
+    orders = _orders_from_audit(_output_to_log(spec))
 
     import hypothesis  # noqa: F401 - imported before the guard, with its own files
 
+    # What the work needs, imported before the guard is on.
     from auditor import guard
-    from auditor.engine.swap import live_functions
-    from auditor.probes.calls import NotProbeable, Subject
-    from auditor.probes.protocol import FunctionResult, WitnessResult, search_items
-    from auditor.probes.search import probe_function
-    from auditor.probes.witness import WitnessBatch, witnesses_for_group
-    from auditor.report import Witness
+    from auditor.engine import swap  # noqa: F401
+    from auditor.probes import calls, search, witness  # noqa: F401
 
     if spec.guard:
         guard.install(spec.allowed_roots, lambda blocked: None, [spec.root])
-    source_files = set(spec.source_files)
-    subjects: dict[str, Subject] = {}
-
-    def emit(result: FunctionResult | WitnessResult) -> None:
-        results.write(wire.encode(result) + "\n")
-
-    unprobeable: dict[str, tuple[str, str]] = {}
-    for target in spec.targets:
-        try:
-            subjects[target.key] = Subject(target, source_files)
-        except NotProbeable as why:
-            unprobeable[target.key] = ("not probeable", str(why))
-        except Exception as error:
-            unprobeable[target.key] = ("failed", f"{type(error).__name__}: {error}".splitlines()[0])
+    work = _Work(spec, results)
     _hide_own_constants()
     _warm_hypothesis()
+    work.prepare_searches()
+    for item in orders:
+        kind, name = spec.items[item]
+        if kind == "search":
+            work.search(name)
+        else:
+            work.probe(name)
+    results.close()
+    return 0
 
-    groups = search_items(spec.survivors)
-    alive = live_functions(source_files) if spec.survivors else {}
-    targets = {target.key: target for target in spec.targets}
 
-    def probe(key: str) -> None:
-        target = targets[key]
-        if key in unprobeable:
-            status, reason = unprobeable[key]
-            emit(FunctionResult(probe=_probe(target, status, reason, [])))
+def _contain(spec: ProbeSpec) -> None:
+    global _memory_limit_mb, _growth_limit_mb
+    from auditor.sandbox import limit_resources, quiet_bytecode
+
+    _memory_limit_mb = spec.memory_limit_mb
+    _growth_limit_mb = spec.growth_limit_mb
+    limit_resources(spec.memory_limit_mb)
+    quiet_bytecode()
+    os.chdir(spec.root)
+
+
+def _output_to_log(spec: ProbeSpec) -> int:
+    """Sends what the code under test prints to the log; returns the descriptor of the
+    original stdout, where the process asks audit for work."""
+    log = os.open(spec.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    requests = os.dup(1)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    return requests
+
+
+class _Work:
+    """The functions of the spec, made callable once, and the two kinds of work item:
+    probing a function, and searching witnesses for a file's survivors."""
+
+    def __init__(self, spec: ProbeSpec, results: IO[str]) -> None:
+        from auditor.probes.calls import NotProbeable, Subject
+
+        self.spec, self.results = spec, results
+        self.source_files = set(spec.source_files)
+        self.targets = {target.key: target for target in spec.targets}
+        self.subjects: dict[str, Subject] = {}
+        self.unprobeable: dict[str, tuple[str, str]] = {}
+        for target in spec.targets:
+            try:
+                self.subjects[target.key] = Subject(target, self.source_files)
+            except NotProbeable as why:
+                self.unprobeable[target.key] = ("not probeable", str(why))
+            except Exception as error:
+                reason = f"{type(error).__name__}: {error}".splitlines()[0]
+                self.unprobeable[target.key] = ("failed", reason)
+        self.generated: dict[str, str] = {}
+        """Witness inputs generated per function, reused by later searches."""
+
+    def prepare_searches(self) -> None:
+        from auditor.engine.swap import live_functions
+
+        self.groups = search_items(self.spec.survivors)
+        self.alive = live_functions(self.source_files) if self.spec.survivors else {}
+
+    def emit(self, result: FunctionResult | WitnessResult) -> None:
+        self.results.write(wire.encode(result) + "\n")
+
+    def probe(self, key: str) -> None:
+        from auditor.probes.search import probe_function
+
+        target, spec = self.targets[key], self.spec
+        if key in self.unprobeable:
+            status, reason = self.unprobeable[key]
+            self.emit(FunctionResult(probe=_probe(target, status, reason, [])))
             return
-        subject = subjects[key]
+        subject = self.subjects[key]
         text, reason = _run_forked(lambda: probe_function(subject, spec), spec.time_budget)
         if text is not None:
-            results.write(text + "\n")
+            self.results.write(text + "\n")
         else:
-            emit(FunctionResult(probe=_probe(target, "failed", reason, subject.params)))
+            self.emit(FunctionResult(probe=_probe(target, "failed", reason, subject.params)))
 
-    generated: dict[str, str] = {}
+    def search(self, group: str) -> None:
+        from auditor.probes.witness import WitnessBatch, witnesses_for_group
 
-    def search(group: str) -> None:
-        survivors = groups[group]
+        survivors, spec = self.groups[group], self.spec
         text, reason = _run_forked(
-            lambda: witnesses_for_group(survivors, subjects, spec, alive, _run_forked, generated),
+            lambda: witnesses_for_group(
+                survivors, self.subjects, spec, self.alive, _run_forked, self.generated
+            ),
             spec.time_budget * (len(survivors) + 2),
         )
         if text is not None:
             batch = wire.decode(WitnessBatch, text)
-            generated.update(batch.inputs)
+            self.generated.update(batch.inputs)
             for witness in batch.witnesses:
-                emit(WitnessResult(witness=witness))
+                self.emit(WitnessResult(witness=witness))
             return
         for survivor in survivors:
             witness = Witness(mutant_id=survivor.mutant_id, status="not probeable", reason=reason)
-            emit(WitnessResult(witness=witness))
-
-    for item in orders:
-        kind, name = spec.items[item]
-        if kind == "search":
-            search(name)
-        else:
-            probe(name)
-    results.close()
-    return 0
+            self.emit(WitnessResult(witness=witness))
 
 
 def _probe(

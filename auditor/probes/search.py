@@ -100,14 +100,15 @@ def probe_function(subject: Subject, spec: ProbeSpec) -> FunctionResult:
 
 def _finding(
     subject: Subject,
-    spec: ProbeSpec,
+    example: Example,
+    outcome: Outcome,
+    *,
     kind: str,
     line: int,
     message: str,
-    example: Example,
-    outcome: Outcome,
     suggested: str,
 ) -> ProbeFinding:
+    """What a call on `example` did that the report shows, with a test that pins it."""
     return ProbeFinding(
         kind=kind,  # type: ignore[arg-type]
         file=subject.spec.file,
@@ -152,13 +153,12 @@ def _crashes(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[Probe
         findings.append(
             _finding(
                 subject,
-                spec,
-                "unhandled_crash",
-                line or subject.spec.line,
-                message,
                 example,
                 outcome,
-                suggested,
+                kind="unhandled_crash",
+                line=line or subject.spec.line,
+                message=message,
+                suggested=suggested,
             )
         )
     return findings
@@ -212,7 +212,13 @@ def _error_paths(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[P
         suggested = _suggest(subject, example, outcome, f"raise {line}", doc)
         findings.append(
             _finding(
-                subject, spec, "untested_error_path", line, message, example, outcome, suggested
+                subject,
+                example,
+                outcome,
+                kind="untested_error_path",
+                line=line,
+                message=message,
+                suggested=suggested,
             )
         )
     return findings
@@ -264,13 +270,12 @@ def _untried_edges(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list
             findings.append(
                 _finding(
                     subject,
-                    spec,
-                    "untried_edge_class",
-                    subject.spec.line,
-                    message,
                     example,
                     outcome,
-                    suggested,
+                    kind="untried_edge_class",
+                    line=subject.spec.line,
+                    message=message,
+                    suggested=suggested,
                 )
             )
     return findings

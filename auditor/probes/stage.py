@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -219,9 +219,11 @@ def run_probes(
     )
 
 
-def _work_items(
-    to_probe: list[TargetSpec], survivors: list[SurvivorSpec]
-) -> list[tuple[Literal["probe", "search"], str]]:
+WorkItem = tuple[Literal["probe", "search"], str]
+"""A function to probe, or a file's survivors to search witnesses for, by key."""
+
+
+def _work_items(to_probe: list[TargetSpec], survivors: list[SurvivorSpec]) -> list[WorkItem]:
     """The items handed out to the probe processes, longest first so that none is left
     running alone at the end: the witness searches of each group of survivors, largest
     first, then each function's probes."""
@@ -279,82 +281,32 @@ def _run_child(
     every probeable function (a witness search may call any), those to probe, and the
     exceptions the tests expect. Returns the results, whether Ctrl-C stopped them and
     whether the time budget did."""
-    project, config, isolation = run.project, run.config, run.isolation
-    progress, budget_deadline = run.progress, run.deadline
     targets, to_probe, expected = functions
     total = len(to_probe) + len(survivors)
     if not total:
         return [], False, False
-    if budget_deadline is not None and time.monotonic() >= budget_deadline:
+    if run.deadline is not None and time.monotonic() >= run.deadline:
         return [], False, True
     items = _work_items(to_probe, survivors)
     with tempfile.TemporaryDirectory(prefix="audit-probes-") as scratch:
         running = []
-        for number in range(min(config.workers, len(items))):
+        for number in range(min(run.config.workers, len(items))):
             home = Path(scratch) / f"probe-{number}"
-            private_tmp = home / "tmp"
-            private_tmp.mkdir(parents=True)
-            results_file = home / "results.jsonl"
-            results_file.touch()
-            spec = ProbeSpec(
-                root=str(project.root),
-                source_files=[os.path.realpath(path) for path in project.source_files],
-                allowed_roots=[str(home), *config.allow_write],
-                guard=isolation.level != "none",
-                memory_limit_mb=config.memory_limit_mb,
-                growth_limit_mb=probe_growth_limit_mb(baseline_growth_mb, config.memory_limit_mb),
-                log_file=str(home / "output.log"),
-                results_file=str(results_file),
-                max_examples=config.probe_examples,
-                witness_examples=config.probe_examples * 3,
-                time_budget=config.probe_time_budget,
-                call_timeout=min(0.5, config.probe_time_budget / 4),
-                expected_exceptions=expected,
+            spec = _spec(
+                run,
+                home,
+                baseline_growth_mb,
                 targets=targets,
+                expected=expected,
                 survivors=survivors,
                 items=items,
             )
-            wire.write(home / "spec.json", spec)
-            process = subprocess.Popen(
-                isolation.wrap(
-                    [sys.executable, "-m", "auditor.probes.child", str(home / "spec.json")],
-                    home=str(home),
-                    overlaid=config.allow_write,
-                ),
-                cwd=project.root,
-                env=_environment(project, private_tmp, isolation),
-                stdin=subprocess.PIPE,  # closed when audit dies: the probe process then stops
-                stdout=subprocess.PIPE,  # where it asks for work
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-            running.append((process, home))
+            running.append((_start(run, home, spec), home))
         dispatcher = _Dispatcher([process for process, _ in running], _generated(items, survivors))
-        deadline = time.monotonic() + total * (config.probe_time_budget + 1) + 60
-        done = 0
-        interrupted = out_of_time = False
         try:
-            while any(process.poll() is None for process, _ in running):
-                if time.monotonic() > deadline:
-                    break
-                if budget_deadline is not None and time.monotonic() >= budget_deadline:
-                    out_of_time = True
-                    break
-                dispatcher.serve(timeout=0.1)
-                lines = sum(_count_lines(home / "results.jsonl") for _, home in running)
-                if lines != done:
-                    done = lines
-                    progress(done, total, "")
-        except KeyboardInterrupt:
-            interrupted = True  # keep what has come in; the report says incomplete
+            interrupted, out_of_time = _serve(run, running, dispatcher, total)
         finally:
-            for process, _ in running:
-                if process.poll() is None:
-                    process.kill()
-                process.wait()
-                for stream in (process.stdin, process.stdout):
-                    if stream is not None:
-                        stream.close()
+            _stop(process for process, _ in running)
         results: list[FunctionResult | WitnessResult] = []
         for process, home in running:
             results += _read_results(
@@ -363,6 +315,94 @@ def _run_child(
                 home / "output.log",
             )
         return results, interrupted, out_of_time
+
+
+def _spec(
+    run: RunContext,
+    home: Path,
+    baseline_growth_mb: float,
+    *,
+    targets: list[TargetSpec],
+    expected: list[str],
+    survivors: list[SurvivorSpec],
+    items: list[WorkItem],
+) -> ProbeSpec:
+    """A probe process's spec, in its own folder, with its limits."""
+    project, config = run.project, run.config
+    (home / "tmp").mkdir(parents=True)
+    results_file = home / "results.jsonl"
+    results_file.touch()
+    return ProbeSpec(
+        root=str(project.root),
+        source_files=[os.path.realpath(path) for path in project.source_files],
+        allowed_roots=[str(home), *config.allow_write],
+        guard=run.isolation.level != "none",
+        memory_limit_mb=config.memory_limit_mb,
+        growth_limit_mb=probe_growth_limit_mb(baseline_growth_mb, config.memory_limit_mb),
+        log_file=str(home / "output.log"),
+        results_file=str(results_file),
+        max_examples=config.probe_examples,
+        witness_examples=config.probe_examples * 3,
+        time_budget=config.probe_time_budget,
+        call_timeout=min(0.5, config.probe_time_budget / 4),
+        expected_exceptions=expected,
+        targets=targets,
+        survivors=survivors,
+        items=items,
+    )
+
+
+def _start(run: RunContext, home: Path, spec: ProbeSpec) -> subprocess.Popen[bytes]:
+    wire.write(home / "spec.json", spec)
+    return subprocess.Popen(
+        run.isolation.wrap(
+            [sys.executable, "-m", "auditor.probes.child", str(home / "spec.json")],
+            home=str(home),
+            overlaid=run.config.allow_write,
+        ),
+        cwd=run.project.root,
+        env=_environment(run.project, home / "tmp", run.isolation),
+        stdin=subprocess.PIPE,  # closed when audit dies: the probe process then stops
+        stdout=subprocess.PIPE,  # where it asks for work
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _serve(
+    run: RunContext,
+    running: list[tuple[subprocess.Popen[bytes], Path]],
+    dispatcher: _Dispatcher,
+    total: int,
+) -> tuple[bool, bool]:
+    """Hand out work and report progress until the processes end, their deadline passes or
+    the run's time budget does; whether Ctrl-C or the budget stopped them."""
+    deadline = time.monotonic() + total * (run.config.probe_time_budget + 1) + 60
+    done = 0
+    try:
+        while any(process.poll() is None for process, _ in running):
+            if time.monotonic() > deadline:
+                break
+            if run.deadline is not None and time.monotonic() >= run.deadline:
+                return False, True
+            dispatcher.serve(timeout=0.1)
+            lines = sum(_count_lines(home / "results.jsonl") for _, home in running)
+            if lines != done:
+                done = lines
+                run.progress(done, total, "")
+    except KeyboardInterrupt:
+        return True, False  # keep what has come in; the report says incomplete
+    return False, False
+
+
+def _stop(processes: Iterable[subprocess.Popen[bytes]]) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
 
 
 class _Dispatcher:
