@@ -18,6 +18,7 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.discovery import Project
@@ -86,7 +87,7 @@ def import_mutmut(project: Project, baseline: BaselineSection) -> MutationSectio
             except (ValueError, KeyError, AssertionError) as exc:
                 raise MutmutImportError(f"cannot read {meta}: {exc}") from None
             source = (project.root / file).read_text(encoding="utf-8")
-            places = _function_places(source)
+            mutated = _MutatedFile(file, source, _function_places(source))
             for key, exit_code in sorted(data.exit_code_by_key.items()):
                 status = STATUS.get(status_by_exit_code[exit_code])
                 if status is None:
@@ -94,7 +95,7 @@ def import_mutmut(project: Project, baseline: BaselineSection) -> MutationSectio
                 function, class_name = orig_function_and_class_names_from_key(key)
                 qualname = f"{class_name}.{function}" if class_name else function
                 diff = get_diff_for_mutant(key, path=file)
-                mutants.append(_mutant(key, file, qualname, status, diff, source, places, covering))
+                mutants.append(_mutant(key, qualname, status, diff, mutated, covering))
     passing = [test.nodeid for test in baseline.tests if test.reliable]
     mutants.sort(key=lambda mutant: mutant.id)
     return MutationSection(
@@ -107,16 +108,25 @@ def import_mutmut(project: Project, baseline: BaselineSection) -> MutationSectio
     )
 
 
+@dataclass(frozen=True)
+class _MutatedFile:
+    file: str
+    """Relative to the project root."""
+    source: str
+    places: dict[str, tuple[int, int]]
+    """Each function's first and last line, by qualified name."""
+
+
 def _mutant(
     key: str,
-    file: str,
     qualname: str,
     status: MutantStatus,
     diff: str,
-    source: str,
-    places: dict[str, tuple[int, int]],
+    mutated: _MutatedFile,
     covering: dict[tuple[str, int], list[str]],
 ) -> Mutant:
+    """One of mutmut's mutants as the report's, with the tests that run its line."""
+    file, source, places = mutated.file, mutated.source, mutated.places
     removed = [line[1:] for line in diff.splitlines()[2:] if line.startswith("-")]
     added = [line[1:] for line in diff.splitlines()[2:] if line.startswith("+")]
     line = _line(diff, source, places.get(qualname, (1, 1)), removed)

@@ -118,14 +118,14 @@ def _runner(run: RunContext, workdir: Path, shuffle_seed: int | None = None) -> 
     """The measured run (no seed), or an outcomes-only rerun in a shuffled order."""
     project, config = run.project, run.config
     return BaselineRunner(
-        root=project.root,
+        project.root,
+        workdir,
         test_paths=[project.relative(path) for path in project.collect_paths],
         source_dirs=[str(path) for path in project.source_paths],
         source_roots=[str(path) for path in project.source_roots],
         allow_write=config.allow_write,
         test_timeout=config.test_timeout,
         memory_limit_mb=config.memory_limit_mb,
-        workdir=workdir,
         measure=shuffle_seed is None,
         shuffle_seed=shuffle_seed,
         isolation=run.isolation,

@@ -88,14 +88,14 @@ class CopyPool:
 
         work = Path(tempfile.mkdtemp(prefix="run-", dir=copy.parent))
         runner = BaselineRunner(
-            root=copy,
+            copy,
+            work,
             test_paths=tests,
             source_dirs=inside(project.source_paths),
             source_roots=inside(project.source_roots),
             allow_write=[*config.allow_write, str(copy)],  # the copy is ours, not the user's
             test_timeout=config.test_timeout,
             memory_limit_mb=config.memory_limit_mb,
-            workdir=work,
             measure=False,
             isolation=self.isolation,
         )

@@ -296,7 +296,16 @@ def test_a_child_that_hangs_while_stopping_after_a_timeout_loses_only_that_test(
     from auditor.baseline import protocol
     from auditor.baseline.runner import BaselineRunner, _Attempt
 
-    runner = BaselineRunner(tmp_path, ["tests"], [], [], [], 2.0, 512, tmp_path)
+    runner = BaselineRunner(
+        tmp_path,
+        tmp_path,
+        test_paths=["tests"],
+        source_dirs=[],
+        source_roots=[],
+        allow_write=[],
+        test_timeout=2.0,
+        memory_limit_mb=512,
+    )
     timed_out = protocol.Result(
         nodeid="t.py::slow", file="t.py", outcome="timeout", duration=2.0, message=""
     )
