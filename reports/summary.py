@@ -5,6 +5,7 @@ whether a change is an improvement without each renderer deciding again."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
@@ -69,6 +70,17 @@ def _targeted_score(report: Report) -> float | None:
     return mutation.targeted.scores.score if mutation and mutation.targeted else None
 
 
+def _targeted_label(report: Report) -> str:
+    """Over how many modules, and whether the gate's mutation thresholds use it."""
+    mutation = report.mutation
+    if mutation is None or mutation.targeted is None:
+        return "targeted score"
+    count = len(mutation.targeted.files)
+    gated = report.config.get("gate", {}).get("gate_on", "targeted") == "targeted"
+    modules = f"{count} module{'s' if count != 1 else ''} the tests import"
+    return f"targeted score ({modules}{', gated' if gated else ''})"
+
+
 def _targeted_meaning(report: Report) -> str:
     """Which modules the targeted score is over, and whether the gate uses it."""
     mutation = report.mutation
@@ -114,10 +126,12 @@ def headline_scores(mutation: MutationSection | None) -> HeadlineScores:
 
 
 def figures(report: Report) -> list[Figure]:
+    """The headline figures, in the order every output shows them."""
+    return [*_coverage_figures(report), *_mutation_figures(report), *_smell_figures(report)]
+
+
+def _coverage_figures(report: Report) -> list[Figure]:
     totals = report.coverage.totals
-    mutation = report.mutation
-    headline = headline_scores(mutation)
-    estimated = " (estimated from a sample)" if headline.estimated else ""
     return [
         Figure(
             "line_coverage",
@@ -135,9 +149,19 @@ def figures(report: Report) -> list[Figure]:
             "higher",
             "branch directions the passing tests take",
         ),
+    ]
+
+
+def _mutation_figures(report: Report) -> list[Figure]:
+    mutation = report.mutation
+    headline = headline_scores(mutation)
+    estimated = " (estimated from a sample)" if headline.estimated else ""
+    marked = " (ESTIMATE)" if headline.estimated else ""
+    scores = mutation.scores if mutation else None
+    return [
         Figure(
             "mutation_score",
-            "mutation score",
+            "mutation score" + marked,
             headline.score,
             "%",
             "higher",
@@ -145,7 +169,7 @@ def figures(report: Report) -> list[Figure]:
         ),
         Figure(
             "targeted_score",
-            "targeted mutation score",
+            _targeted_label(report),
             _targeted_score(report),
             "%",
             "higher",
@@ -154,7 +178,7 @@ def figures(report: Report) -> list[Figure]:
         Figure(
             "assertion_score",
             "score by assertion kills",
-            mutation.scores.assertion_score if mutation else None,
+            scores.assertion_score if scores else None,
             "%",
             "higher",
             "the mutation score counting only the mutants a failing check caught",
@@ -162,7 +186,7 @@ def figures(report: Report) -> list[Figure]:
         Figure(
             "assertion_share",
             "kills by assertion",
-            mutation.scores.assertion_share if mutation else None,
+            scores.assertion_share if scores else None,
             "%",
             "higher",
             "detected mutants a failing check caught; the rest only made the code raise, "
@@ -170,13 +194,22 @@ def figures(report: Report) -> list[Figure]:
         ),
         Figure(
             "covered_score",
-            "score on covered code",
+            "score on covered code" + marked,
             headline.covered_score,
             "%",
             "higher",
             "injected bugs detected in code the tests run: how well they check what they run"
             + estimated,
         ),
+        *_gap_figures(report, estimated),
+    ]
+
+
+def _gap_figures(report: Report, estimated: str) -> list[Figure]:
+    """What the suite runs without checking: the oracle gap, the tests that kill nothing,
+    the survivors and the pseudo-tested functions."""
+    mutation = report.mutation
+    return [
         Figure(
             "oracle_gap",
             "oracle gap",
@@ -196,7 +229,7 @@ def figures(report: Report) -> list[Figure]:
         Figure(
             "surviving",
             "surviving mutants",
-            headline.survived,
+            headline_scores(mutation).survived,
             "",
             "lower",
             "injected bugs the tests run over without noticing" + estimated,
@@ -209,29 +242,55 @@ def figures(report: Report) -> list[Figure]:
             "lower",
             "functions whose whole body can be removed without a test failing",
         ),
+    ]
+
+
+def _smell_figures(report: Report) -> list[Figure]:
+    counts = report.smells.counts
+    meanings = {
+        "high": "tests that cannot fail or check nothing",
+        "medium": "weak checks: truthiness, type-only, mocks only",
+        "low": "style that hides intent",
+    }
+    return [
         Figure(
-            "smells_high",
-            "high-severity smells",
-            report.smells.counts["high"],
+            f"smells_{severity}",
+            f"{severity}-severity smells",
+            counts[severity],
             "",
             "lower",
-            "tests that cannot fail or check nothing",
+            meaning,
+        )
+        for severity, meaning in meanings.items()
+    ]
+
+
+def suite_rows(report: Report) -> list[tuple[str, str]]:
+    """What became of the tests themselves, before any figure: label and value."""
+    baseline = report.baseline
+    return [
+        ("tests passed", f"{baseline.passed} / {len(baseline.tests)}"),
+        ("tests excluded (red, crashed, blocked)", str(baseline.excluded)),
+        ("collection errors", str(len(baseline.collection_errors))),
+        ("flaky or order-dependent (kill nothing)", str(len(baseline.flaky))),
+    ]
+
+
+def outcome_rows(report: Report) -> list[tuple[str, str]]:
+    """The mutants' verdicts and the tests' states, counted: label and value."""
+    mutation = report.mutation
+    if mutation is None:
+        return []
+    counts = mutation.scores.counts
+    states = Counter(test.state for test in mutation.tests)
+    return [
+        (
+            "mutants killed / survived / no coverage / timeout",
+            f"{counts.killed} / {counts.survived} / {counts.no_coverage} / {counts.timeout}",
         ),
-        Figure(
-            "smells_medium",
-            "medium-severity smells",
-            report.smells.counts["medium"],
-            "",
-            "lower",
-            "weak checks: truthiness, type-only, mocks only",
-        ),
-        Figure(
-            "smells_low",
-            "low-severity smells",
-            report.smells.counts["low"],
-            "",
-            "lower",
-            "style that hides intent",
+        (
+            "tests killing / covering only / not covering",
+            f"{states['killing']} / {states['covering']} / {states['not_covering']}",
         ),
     ]
 

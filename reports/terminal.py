@@ -17,21 +17,19 @@ from reports.summary import (
     carrying_note,
     code_under_test,
     failed_conditions,
+    figures,
     generator_cards,
     hardening_summary,
-    headline_scores,
+    outcome_rows,
     percent_or_dash,
     probe_summary,
     scope_notes,
+    suite_rows,
     weak_checks,
 )
 
 _SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan"}
 _SHOWN_FINDINGS = 15
-
-
-def _percent(value: float) -> str:
-    return f"{value:.1f}%"
 
 
 _SHOWN_SURVIVORS = 10
@@ -123,133 +121,127 @@ def _render_escalation(report: Report, console: Console) -> None:
 
 
 def render(report: Report, console: Console, report_path: str | None = None) -> None:
-    baseline = report.baseline
-    totals = report.coverage.totals
-
     if not report.sandbox.processes_bounded:
         console.print(f"[yellow]sandbox: {report.sandbox.level} ({report.sandbox.reason})[/yellow]")
     console.print(code_under_test(report), highlight=False, markup=False)
+    console.print(_headline(report))
+    if report.mutation is not None:
+        _render_mutation(report.mutation, console, scope_notes(report))
+        _render_accepted(report, console)
+    _render_generators(report, console)
+    _render_carrying(report, console)
+    _render_weak_checks(report, console)
+    _render_probes(report, console)
+    _render_escalation(report, console)
+    _render_not_audited(report, console)
+    _render_smells(report, console)
+    _render_verdict(report, console)
+    if report_path:
+        console.print(f"report: {report_path}")
+
+
+def _headline(report: Report) -> Table:
+    """The same figures as every other output (`reports.summary`), after the tests'
+    own counts and before the mutants' verdicts."""
     headline = Table(title="audit summary", show_header=False, title_justify="left")
     headline.add_column("what")
     headline.add_column("value", justify="right")
-    headline.add_row("tests passed", f"{baseline.passed} / {len(baseline.tests)}")
-    headline.add_row("tests excluded (red, crashed, blocked)", str(baseline.excluded))
-    headline.add_row("collection errors", str(len(baseline.collection_errors)))
-    headline.add_row("flaky or order-dependent (kill nothing)", str(len(baseline.flaky)))
-    headline.add_row("line coverage", _percent(totals.line_percent))
-    headline.add_row("branch coverage", _percent(totals.branch_percent))
-    for severity in ("high", "medium", "low"):
-        style = _SEVERITY_STYLE[severity]
-        headline.add_row(
-            f"smells ({severity})", f"[{style}]{report.smells.counts[severity]}[/{style}]"
-        )
-    mutation = report.mutation
-    if mutation is not None:
-        counts = mutation.scores.counts
-        shown = headline_scores(mutation)
-        estimated = " (ESTIMATE)" if shown.estimated else ""
-        headline.add_row(
-            f"mutation score (detected / valid){estimated}",
-            _percent(shown.score) if shown.score is not None else "-",
-        )
-        if mutation.targeted is not None:
-            targeted = mutation.targeted
-            gated = report.config.get("gate", {}).get("gate_on", "targeted") == "targeted"
-            modules = f"{len(targeted.files)} module{'s' if len(targeted.files) != 1 else ''}"
-            headline.add_row(
-                f"targeted score ({modules} the tests import" + (", gated)" if gated else ")"),
-                percent_or_dash(targeted.scores.score),
-            )
-        headline.add_row(
-            "mutation score, assertion kills only",
-            percent_or_dash(mutation.scores.assertion_score),
-        )
-        headline.add_row(
-            "kills by assertion (of detected mutants)",
-            percent_or_dash(mutation.scores.assertion_share),
-        )
-        headline.add_row(
-            f"score on covered code{estimated}",
-            _percent(shown.covered_score) if shown.covered_score is not None else "-",
-        )
-        headline.add_row(
-            "mutants killed / survived / no coverage / timeout",
-            f"{counts.killed} / {counts.survived} / {counts.no_coverage} / {counts.timeout}",
-        )
-        headline.add_row("pseudo-tested functions", str(len(mutation.pseudo_tested)))
-        states = Counter(test.state for test in mutation.tests)
-        headline.add_row(
-            "tests killing / covering only / not covering",
-            f"{states['killing']} / {states['covering']} / {states['not_covering']}",
-        )
-    console.print(headline)
-    if mutation is not None:
-        _render_mutation(mutation, console, scope_notes(report))
-        shown = accepted(report)
-        if shown:
-            console.print(f"accepted survivors (out of the scores): {len(shown)}")
-            for mutant in shown[:_SHOWN_SURVIVORS]:
-                console.print(f"  {escape(mutant.file)}:{mutant.line} {escape(mutant.accepted)}")
-        note = acceptance_note(report)
-        if note:
-            console.print(f"[bold]{escape(note)}[/bold]")
+    for label, value in suite_rows(report):
+        headline.add_row(label, value)
+    for figure in figures(report):
+        if report.mutation is None and figure.value is None:
+            continue  # no mutation run: its figures would all be dashes
+        severity = figure.key.removeprefix("smells_")
+        if severity in _SEVERITY_STYLE:
+            style = _SEVERITY_STYLE[severity]
+            headline.add_row(figure.label, f"[{style}]{figure.text}[/{style}]")
+        else:
+            headline.add_row(figure.label, figure.text)
+    for label, value in outcome_rows(report):
+        headline.add_row(label, value)
+    return headline
 
+
+def _render_accepted(report: Report, console: Console) -> None:
+    shown = accepted(report)
+    if shown:
+        console.print(f"accepted survivors (out of the scores): {len(shown)}")
+        for mutant in shown[:_SHOWN_SURVIVORS]:
+            console.print(f"  {escape(mutant.file)}:{mutant.line} {escape(mutant.accepted)}")
+    note = acceptance_note(report)
+    if note:
+        console.print(f"[bold]{escape(note)}[/bold]")
+
+
+def _render_generators(report: Report, console: Console) -> None:
     cards = generator_cards(report)
-    if cards:
-        table = Table(title="generators", title_justify="left")
-        for column in ("generator", "tests", "kills by check", "other kills", "by check"):
-            table.add_column(column, justify="left" if column == "generator" else "right")
-        for column in ("unique kills", "score alone", "smells/test", "blocked/flaky"):
-            table.add_column(column, justify="right")
-        for card in cards:
-            table.add_row(
-                card.generator,
-                str(card.tests),
-                str(card.kills_by_check),
-                str(card.other_kills),
-                percent_or_dash(card.assertion_share),
-                "-" if card.unique_kills is None else str(card.unique_kills),
-                percent_or_dash(card.score_alone),
-                f"{card.smells_per_test:g}",
-                str(card.blocked_or_flaky),
-            )
-        console.print(table)
-    carrying = carrying_note(report)
-    if carrying is not None and report.mutation is not None:
-        console.print(carrying + ":", highlight=False, markup=False)
-        for nodeid in report.mutation.carrying[:_SHOWN_SURVIVORS]:
-            console.print(f"  {nodeid}", highlight=False, markup=False)
-        hidden = len(report.mutation.carrying) - _SHOWN_SURVIVORS
-        if hidden > 0:
-            console.print(f"  ... and {hidden} more in the JSON report (mutation.carrying)")
-    weak = weak_checks(report)
-    if weak:
-        table = Table(
-            title=f"checks that caught nothing, passing on survivors ({len(weak)})",
-            title_justify="left",
+    if not cards:
+        return
+    table = Table(title="generators", title_justify="left")
+    for column in ("generator", "tests", "kills by check", "other kills", "by check"):
+        table.add_column(column, justify="left" if column == "generator" else "right")
+    for column in ("unique kills", "score alone", "smells/test", "blocked/flaky"):
+        table.add_column(column, justify="right")
+    for card in cards:
+        table.add_row(
+            card.generator,
+            str(card.tests),
+            str(card.kills_by_check),
+            str(card.other_kills),
+            percent_or_dash(card.assertion_share),
+            "-" if card.unique_kills is None else str(card.unique_kills),
+            percent_or_dash(card.score_alone),
+            f"{card.smells_per_test:g}",
+            str(card.blocked_or_flaky),
         )
-        table.add_column("check", overflow="fold")
-        table.add_column("test", overflow="fold")
-        table.add_column("survivors", justify="right")
-        for check in weak[:_SHOWN_SURVIVORS]:
-            table.add_row(f"{check.file}:{check.line}", check.test, str(check.held))
-        console.print(table)
+    console.print(table)
 
-    _render_probes(report, console)
-    _render_escalation(report, console)
 
+def _render_carrying(report: Report, console: Console) -> None:
+    carrying = carrying_note(report)
+    if carrying is None or report.mutation is None:
+        return
+    console.print(carrying + ":", highlight=False, markup=False)
+    for nodeid in report.mutation.carrying[:_SHOWN_SURVIVORS]:
+        console.print(f"  {nodeid}", highlight=False, markup=False)
+    hidden = len(report.mutation.carrying) - _SHOWN_SURVIVORS
+    if hidden > 0:
+        console.print(f"  ... and {hidden} more in the JSON report (mutation.carrying)")
+
+
+def _render_weak_checks(report: Report, console: Console) -> None:
+    weak = weak_checks(report)
+    if not weak:
+        return
+    table = Table(
+        title=f"checks that caught nothing, passing on survivors ({len(weak)})",
+        title_justify="left",
+    )
+    table.add_column("check", overflow="fold")
+    table.add_column("test", overflow="fold")
+    table.add_column("survivors", justify="right")
+    for check in weak[:_SHOWN_SURVIVORS]:
+        table.add_row(f"{check.file}:{check.line}", check.test, str(check.held))
+    console.print(table)
+
+
+def _render_not_audited(report: Report, console: Console) -> None:
+    baseline = report.baseline
     excluded = [test for test in baseline.tests if test.outcome not in ("passed", "skipped")]
-    if excluded or baseline.collection_errors:
-        table = Table(title="not audited (did not pass on the original code)", title_justify="left")
-        table.add_column("test", overflow="fold")
-        table.add_column("outcome")
-        table.add_column("why", overflow="fold")
-        for error in baseline.collection_errors:
-            table.add_row(error.location, "collection error", error.message)
-        for test in excluded:
-            table.add_row(test.nodeid, test.outcome, test.message)
-        console.print(table)
+    if not excluded and not baseline.collection_errors:
+        return
+    table = Table(title="not audited (did not pass on the original code)", title_justify="left")
+    table.add_column("test", overflow="fold")
+    table.add_column("outcome")
+    table.add_column("why", overflow="fold")
+    for error in baseline.collection_errors:
+        table.add_row(error.location, "collection error", error.message)
+    for test in excluded:
+        table.add_row(test.nodeid, test.outcome, test.message)
+    console.print(table)
 
+
+def _render_smells(report: Report, console: Console) -> None:
     if report.smells.findings:
         by_code = Counter(f"{s.code} {s.name}" for s in report.smells.findings)
         table = Table(title="smells by rule", title_justify="left")
@@ -258,23 +250,7 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
         for rule, count in sorted(by_code.items()):
             table.add_row(rule, str(count))
         console.print(table)
-
-        order = {"high": 0, "medium": 1, "low": 2}
-        worst = sorted(report.smells.findings, key=lambda s: (order[s.severity], s.file, s.line))
-        table = Table(title="top findings", title_justify="left")
-        table.add_column("where", overflow="fold")
-        table.add_column("rule")
-        table.add_column("finding", overflow="fold")
-        for smell in worst[:_SHOWN_FINDINGS]:
-            style = _SEVERITY_STYLE[smell.severity]
-            table.add_row(
-                f"{smell.file}:{smell.line}", f"[{style}]{smell.code}[/{style}]", smell.message
-            )
-        console.print(table)
-        hidden = len(worst) - _SHOWN_FINDINGS
-        if hidden > 0:
-            console.print(f"... and {hidden} more in the JSON report")
-
+        _render_top_smells(report, console)
     for error in report.smells.unparsable:
         console.print(
             f"[yellow]smells: {escape(error.location)} not analysed: "
@@ -282,6 +258,26 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
             soft_wrap=True,
         )
 
+
+def _render_top_smells(report: Report, console: Console) -> None:
+    order = {"high": 0, "medium": 1, "low": 2}
+    worst = sorted(report.smells.findings, key=lambda s: (order[s.severity], s.file, s.line))
+    table = Table(title="top findings", title_justify="left")
+    table.add_column("where", overflow="fold")
+    table.add_column("rule")
+    table.add_column("finding", overflow="fold")
+    for smell in worst[:_SHOWN_FINDINGS]:
+        style = _SEVERITY_STYLE[smell.severity]
+        table.add_row(
+            f"{smell.file}:{smell.line}", f"[{style}]{smell.code}[/{style}]", smell.message
+        )
+    console.print(table)
+    hidden = len(worst) - _SHOWN_FINDINGS
+    if hidden > 0:
+        console.print(f"... and {hidden} more in the JSON report")
+
+
+def _render_verdict(report: Report, console: Console) -> None:
     gate = report.gate
     reasons = failed_conditions(report)  # an incomplete run fails, as in every output
     verdict = banner(report)
@@ -299,5 +295,3 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
         console.print("[bold red]gate: FAIL[/bold red]")
         for reason in reasons:
             console.print(f"  [red]x[/red] {escape(reason)}")
-    if report_path:
-        console.print(f"report: {report_path}")
