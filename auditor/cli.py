@@ -16,8 +16,9 @@ from typing import Annotated, Any, Literal, NoReturn, Union, get_args, get_origi
 import click
 from rich.console import Console
 
-from auditor.acceptance import read_ledger
+from auditor.agent.feedback import DEFAULT_MAX_CHARS
 from auditor.config import FlaggedKey, OutputsConfig, flagged_keys, overrides_from_flags
+from auditor.containment.scratch import use_run_folder
 from auditor.errors import (
     AcceptanceError,
     AuditError,
@@ -28,9 +29,8 @@ from auditor.errors import (
     McpError,
     ReportError,
 )
-from auditor.feedback import DEFAULT_MAX_CHARS
+from auditor.evidence.acceptance import read_ledger
 from auditor.report import Report, json_schema, read_report
-from auditor.scratch import use_run_folder
 
 
 class _DefaultToRun(click.Group):
@@ -212,7 +212,7 @@ def run(
     **flags: Any,
 ) -> None:
     """Audit the pytest suite in TESTS (default: the configured tests, or tests/)."""
-    from auditor.history import with_trend
+    from auditor.evidence.history import with_trend
     from auditor.pipeline import resolve_config, run_audit
     from auditor.progress import PlainProgress, RichProgress, SilentProgress
 
@@ -409,7 +409,7 @@ def feedback(report_path: str, max_chars: int, files: tuple[str, ...]) -> None:
     audit tests/ -q && audit feedback
     audit feedback .audit/report.json --max-chars 2000 --file shop/cart.py
     """
-    from auditor.feedback import build, check_files
+    from auditor.agent.feedback import build, check_files
 
     report = _saved_report(Path.cwd() / report_path, FeedbackError)
     check_files(report, files)
@@ -469,7 +469,7 @@ def accept(mutant_id: str, reason: str, report_path: str) -> None:
     \b
     audit accept 'shop/cart.py::Cart.add::constants.string@2:29#0' --reason "log text"
     """
-    from auditor.acceptance import write_entry
+    from auditor.evidence.acceptance import write_entry
 
     path = Path.cwd() / report_path
     report = _saved_report(path, AcceptanceError)
@@ -497,7 +497,7 @@ def mcp(root: str) -> None:
     Tools: audit, explain_mutant, next_tests, test_smells, feedback.
     Needs the mcp extra: pip install 'audit-tests[mcp]'
     """
-    from auditor.mcp_server import serve
+    from auditor.agent.mcp_server import serve
 
     path = Path(root).resolve()
     if not path.is_dir():

@@ -6,8 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 
 from auditor.config import AuditConfig
-from auditor.discovery import Project
-from auditor.isolation import Isolation, choose
+from auditor.containment.isolation import Isolation, choose
+from auditor.discovery.project import Project
 from auditor.progress import Progress
 
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from auditor import __version__
 from auditor.context import RunContext
-from auditor.discovery import Project
-from auditor.engine.protocol import Job
+from auditor.discovery.project import Project
+from auditor.mutation.protocol import Job
 from auditor.report import (
     TIME_BUDGET_USED_UP,
     BaselineSection,

@@ -59,7 +59,7 @@ def _gated_scores(
     """The scores the thresholds check, and what the condition messages say of them:
     over the targeted modules (unless `gate_on = "all"`, or the tests import none), and
     without the survivors the probes found no witness for when asked."""
-    from auditor.engine.scoring import scores
+    from auditor.mutation.scoring import scores
 
     notes = []
     mutants = mutation.mutants

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from auditor.checks import assertion_evidence
 from auditor.config import GateConfig
-from auditor.engine import scoring
 from auditor.errors import MergeError
+from auditor.evidence.checks import assertion_evidence
+from auditor.evidence.provenance import scorecards
 from auditor.gate import evaluate
+from auditor.mutation import scoring
 from auditor.probes.stage import counts_of
-from auditor.provenance import scorecards
 from auditor.report import (
     MutationSection,
     ProbesSection,

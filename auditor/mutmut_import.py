@@ -21,11 +21,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.discovery import Project
-from auditor.engine import scoring
+from auditor.discovery.project import Project
+from auditor.discovery.targeted import targeted_files
 from auditor.errors import MutmutImportError
+from auditor.mutation import scoring
 from auditor.report import BaselineSection, Mutant, MutantStatus, MutationSection, Scope
-from auditor.targeted import targeted_files
 
 STATUS: dict[str, MutantStatus] = {
     "killed": "Killed",

@@ -10,15 +10,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from auditor import mutmut_config
-from auditor.audit_folder import audit_folder
 from auditor.config import AuditConfig, load_config, read_pyproject_section
 from auditor.context import RunContext
-from auditor.discovery import Project, discover, find_rootdir
+from auditor.discovery import mutmut_config
+from auditor.discovery.audit_folder import audit_folder
+from auditor.discovery.project import Project, discover, find_rootdir
 from auditor.draft import Draft, assemble
-from auditor.engine.distributed import check_scheduler
-from auditor.engine.selection import check_ref
 from auditor.errors import ConfigError, DiscoveryError
+from auditor.mutation.distributed import check_scheduler
+from auditor.mutation.selection import check_ref
 from auditor.mutmut_import import result_files
 from auditor.progress import SilentProgress, StageProgress
 from auditor.report import Report
@@ -30,7 +30,7 @@ def resolve_config(
     test_paths: list[str], overrides: dict[str, Any], cwd: Path, config_file: Path | None
 ) -> tuple[AuditConfig, Path, str]:
     """Find the project root from the test paths and load its `[tool.audit]`; without
-    one, mutmut's settings (`auditor.mutmut_config`). Returns the config, the root, and
+    one, mutmut's settings (`auditor.discovery.mutmut_config`). Returns the config, the root, and
     where mutmut's settings were read ('' when they were not)."""
     anchor = (cwd / test_paths[0]).resolve() if test_paths else cwd.resolve()
     if not anchor.exists():

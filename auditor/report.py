@@ -413,7 +413,7 @@ class DataTableSample(_Model):
 
 
 class CheckEvidence(_Model):
-    """One check of the tests (`auditor.checks`): the mutants it caught (it was the check
+    """One check of the tests (`auditor.evidence.checks`): the mutants it caught (it was the check
     that failed) and the survivors it held for (it ran, passing, on them)."""
 
     file: str
@@ -428,7 +428,7 @@ class CheckEvidence(_Model):
 
 
 class TargetedScores(_Model):
-    """The scores over the modules the audited test files import (`auditor.targeted`):
+    """The scores over the modules the audited test files import (`auditor.discovery.targeted`):
     what a suite written for a few modules of a package is judged on."""
 
     files: list[str]
@@ -436,7 +436,7 @@ class TargetedScores(_Model):
 
 
 class TypeCheckSummary(_Model):
-    """The type-checker pre-filter (`auditor.engine.type_check`)."""
+    """The type-checker pre-filter (`auditor.mutation.type_check`)."""
 
     checker: str
     checked: int
@@ -710,7 +710,7 @@ class TestOrigin(_Model):
 
 
 class GeneratorCard(_Model):
-    """A generator's tests, side by side with the others' (`auditor.provenance`)."""
+    """A generator's tests, side by side with the others' (`auditor.evidence.provenance`)."""
 
     generator: str
     tests: int

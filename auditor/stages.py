@@ -9,17 +9,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from auditor.baseline.stage import run_baseline
+from auditor.containment.memory import release_freed_memory
 from auditor.context import RunContext
 from auditor.draft import Draft, assemble
-from auditor.engine.early_sites import EarlySites
-from auditor.engine.protocol import Job
-from auditor.engine.stage import run_mutation
-from auditor.engine.workers import mutation_pool
+from auditor.evidence.provenance import provenance
 from auditor.gate import evaluate, require_escalation
-from auditor.memory import release_freed_memory
+from auditor.mutation.early_sites import EarlySites
+from auditor.mutation.protocol import Job
+from auditor.mutation.stage import run_mutation
+from auditor.mutation.workers import mutation_pool
 from auditor.mutmut_import import import_mutmut
 from auditor.probes.stage import run_probes
-from auditor.provenance import provenance
 from auditor.report import BaselineSection, MutationSection, read_report
 from auditor.smells.analyzer import analyze
 from auditor.smells.evidence import with_mutation_evidence

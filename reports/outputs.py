@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from auditor import feedback
+from auditor.agent import feedback
 from auditor.errors import ReportError
 from auditor.report import Report
 from reports import badge, html, junit, markdown, pr_comment, sarif, sonarqube, stryker

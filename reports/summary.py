@@ -566,7 +566,7 @@ def hardening_summary(report: Report) -> HardeningSummary | None:
 
 
 def accepted(report: Report) -> list[Mutant]:
-    """Survivors someone accepted, with their reasons (`auditor.acceptance`), by place."""
+    """Survivors someone accepted, with their reasons (`auditor.evidence.acceptance`), by place."""
     return by_place([m for m in report.mutation.mutants if m.accepted]) if report.mutation else []
 
 

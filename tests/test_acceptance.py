@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.acceptance import digest
+from auditor.evidence.acceptance import digest
 from auditor.report import Report
 from tests.conftest import run_audit
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from auditor.checks import assertion_evidence
+from auditor.evidence.checks import assertion_evidence
 from auditor.report import Kill
 from tests.test_kill_attribution import mutant
 

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.discovery import discover, is_test_file
+from auditor.discovery.project import discover, is_test_file
 from auditor.errors import DiscoveryError
 from tests.conftest import FIXTURES
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.feedback import build, next_tests
+from auditor.agent.feedback import build, next_tests
 from auditor.report import Report
 from tests.conftest import run_audit
 

@@ -1,8 +1,8 @@
 from dataclasses import dataclass, field
 
 from auditor.config import GateConfig
-from auditor.engine.scoring import scores
 from auditor.gate import evaluate
+from auditor.mutation.scoring import scores
 from auditor.report import (
     BaselineSection,
     CollectionError,

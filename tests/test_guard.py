@@ -5,7 +5,7 @@ import socket
 
 import pytest
 
-from auditor.guard import Blocked, Guard, GuardViolation
+from auditor.containment.guard import Blocked, Guard, GuardViolation
 
 
 @pytest.fixture

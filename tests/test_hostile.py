@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.isolation import choose
+from auditor.containment.isolation import choose
 from tests.conftest import run_audit, tree_digest
 
 pytestmark = pytest.mark.slow

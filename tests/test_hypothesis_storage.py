@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from auditor import hypothesis_storage
-from auditor.hypothesis_storage import storage_folder, uses_hypothesis
-from auditor.isolation import choose
+from auditor.containment import hypothesis_storage
+from auditor.containment.hypothesis_storage import storage_folder, uses_hypothesis
+from auditor.containment.isolation import choose
 
 
 @pytest.fixture

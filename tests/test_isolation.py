@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor import pids
-from auditor.isolation import choose
+from auditor.containment import pids
+from auditor.containment.isolation import choose
 from tests.conftest import run_audit, tree_digest
 
 ISOLATION = choose("auto")

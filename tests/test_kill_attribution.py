@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from auditor.config import GateConfig
-from auditor.engine.scoring import scores
 from auditor.gate import _mutation_conditions
+from auditor.mutation.scoring import scores
 from auditor.report import Mutant, MutationSection, Report
 from tests.conftest import copy_fixture, run_audit
 
@@ -129,7 +129,7 @@ def test_common_high_severity_smells_cap_the_rating_at_weak():
 
 
 def _section(mutants: list[Mutant]) -> MutationSection:
-    from auditor.engine.scoring import derived_fields
+    from auditor.mutation.scoring import derived_fields
 
     return MutationSection(
         **derived_fields(mutants, ["t.py::test"]),

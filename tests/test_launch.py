@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.launch import own_module
-from auditor.mcp_server import audit_in_child
+from auditor.agent.mcp_server import audit_in_child
+from auditor.containment.launch import own_module
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,20 @@ import pytest
 
 AUDITOR = Path(__file__).parent.parent / "auditor"
 
-STAGES = ["discovery", "baseline", "smells", "engine", "probes", "escalation", "gate"]
+from auditor.stages import ORDER
+
+PACKAGE_OF = {
+    "discover": "discovery",
+    "baseline": "baseline",
+    "smells": "smells",
+    "mutate": "mutation",
+    "probe": "probes",
+    "gate": "gate",
+    "escalate": "escalation",
+}
+"""Each stage's module or package under `auditor/` (docs/design.md, Stages)."""
+
+STAGES = [PACKAGE_OF[stage] for stage in ORDER]
 """In the order `pipeline.run_audit` runs them."""
 
 

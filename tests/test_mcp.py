@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from auditor.feedback import build, next_tests
+from auditor.agent.feedback import build, next_tests
 from auditor.report import Report
 from tests.conftest import copy_fixture, tree_digest
 

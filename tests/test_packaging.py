@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from auditor.packaging import distributed_code
+from auditor.discovery.packaging import distributed_code
 
 
 def project(tmp_path: Path, files: dict[str, str], packages: tuple[str, ...] = ()) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor import pids
+from auditor.containment import pids
 
 needs_cgroup = pytest.mark.skipif(
     not pids.run_cgroup(), reason="no writable pids cgroup here (not root, or not mounted)"
@@ -19,7 +19,7 @@ needs_cgroup = pytest.mark.skipif(
 def enter_in_a_child(run_folder: str) -> dict:
     code = (
         "import json, resource\n"
-        "from auditor import pids\n"
+        "from auditor.containment import pids\n"
         f"pids.enter_own_cgroup({run_folder!r})\n"
         "print(json.dumps({'nproc': resource.getrlimit(resource.RLIMIT_NPROC)[0],"
         " 'cgroup': open('/proc/self/cgroup').read()}))\n"

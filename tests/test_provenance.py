@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.provenance import origins
+from auditor.evidence.provenance import origins
 from auditor.report import Report
 from tests.conftest import copy_fixture, run_audit
 

@@ -11,7 +11,7 @@ _RUN_PYTEST = textwrap.dedent(
     """
     import sys
     import pytest
-    from auditor.sandbox import derandomize_hypothesis
+    from auditor.containment.sandbox import derandomize_hypothesis
 
     class Configure:
         def pytest_configure(self, config):

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from auditor.discovery import discover
+from auditor.discovery.project import discover
+from auditor.discovery.targeted import targeted_files
 from auditor.report import Report
-from auditor.targeted import targeted_files
 from tests.conftest import FIXTURES, copy_fixture, run_audit
 
 

@@ -1,5 +1,5 @@
 """What crosses to and from audit's child processes: plain dataclasses as JSON, checked
-field by field when a child sends them (`auditor.wire`)."""
+field by field when a child sends them (`auditor.containment.wire`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from auditor import wire
 from auditor.baseline import protocol as baseline
 from auditor.baseline.runner import _read_events
-from auditor.engine.protocol import Job, JobResult, Ready, RunnerSpec
+from auditor.containment import wire
 from auditor.errors import SuiteUnusableError
+from auditor.mutation.protocol import Job, JobResult, Ready, RunnerSpec
 from auditor.probes.protocol import (
     FunctionResult,
     ProbeResult,
@@ -143,7 +143,7 @@ def test_a_line_of_the_events_file_that_is_no_event_is_a_one_line_error(tmp_path
 
 
 def test_the_baseline_child_and_a_runner_import_no_pydantic():
-    modules = "auditor.baseline.child, auditor.baseline.plugin, auditor.engine.runner"
+    modules = "auditor.baseline.child, auditor.baseline.plugin, auditor.mutation.runner"
     check = f"import sys, {modules}; print('pydantic' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
     assert result.stdout.strip() == "False", result.stderr

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from auditor import wire
-from auditor.sandbox import limit_resources, quiet_bytecode
+from auditor.containment import wire
+from auditor.containment.sandbox import limit_resources, quiet_bytecode
 
 if TYPE_CHECKING:
     from auditor.baseline.protocol import ChildSpec
@@ -80,10 +80,10 @@ def main(spec_path: str) -> int:
     cov.start()
     import pytest
 
-    from auditor import guard
     from auditor.baseline import protocol
     from auditor.baseline.observe import CallRecorder
     from auditor.baseline.plugin import BaselinePlugin
+    from auditor.containment import guard
 
     events = open(spec.events_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
     recorder = CallRecorder(spec.source_dirs, spec.omit) if spec.measure else None

@@ -19,7 +19,7 @@ from coverage.data import CoverageData
 
 from auditor.baseline.child import measure
 from auditor.baseline.protocol import CONTEXT_PHASES, SUBPROCESS, context_name
-from auditor.discovery import relative
+from auditor.discovery.project import relative
 from auditor.report import CoverageCounts, CoverageSection, FileCoverage, FunctionCoverage
 
 _KNOWN_SCHEMA = 7

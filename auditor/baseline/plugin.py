@@ -18,12 +18,12 @@ from typing import IO, Any
 
 import pytest
 
-from auditor import wire
 from auditor.baseline import protocol
 from auditor.baseline.observe import CallRecorder
-from auditor.guard import Blocked
-from auditor.memory import resident_bytes
-from auditor.sandbox import benchmarks_run_once, derandomize_hypothesis
+from auditor.containment import wire
+from auditor.containment.guard import Blocked
+from auditor.containment.memory import resident_bytes
+from auditor.containment.sandbox import benchmarks_run_once, derandomize_hypothesis
 
 _SUBPROCESS_CONTEXT = "AUDIT_SUBPROCESS_CONTEXT"
 """Read by subprocess_site/sitecustomize.py in the Python processes a test starts."""

@@ -1,5 +1,5 @@
 """What crosses the process boundary between the baseline child and the parent, as
-`auditor.wire` sends it: the spec, then the events the child appends to a file."""
+`auditor.containment.wire` sends it: the spec, then the events the child appends to a file."""
 
 from __future__ import annotations
 

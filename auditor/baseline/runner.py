@@ -20,13 +20,13 @@ from pathlib import Path
 
 from coverage import CoverageData
 
-from auditor import wire
 from auditor.baseline import protocol
 from auditor.baseline.observe import MAX_CALLS
 from auditor.baseline.protocol import ChildSpec
+from auditor.containment import wire
+from auditor.containment.hypothesis_storage import storage_folder, uses_hypothesis
+from auditor.containment.isolation import NO_ISOLATION, Isolation
 from auditor.errors import IncompleteRunError, SuiteUnusableError
-from auditor.hypothesis_storage import storage_folder, uses_hypothesis
-from auditor.isolation import NO_ISOLATION, Isolation
 from auditor.progress import Progress
 
 MAX_RESTARTS = 20

@@ -11,7 +11,7 @@ from pathlib import Path
 from auditor.baseline.coverage_data import BaselineCoverage
 from auditor.baseline.runner import BaselineRunner, ChildOutcome
 from auditor.context import RunContext
-from auditor.discovery import Project
+from auditor.discovery.project import Project
 from auditor.errors import AuditError, SuiteUnusableError
 from auditor.report import (
     BaselineSection,

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from auditor.audit_folder import audit_folder
 from auditor.config import load_config
-from auditor.discovery import find_rootdir, module_name
+from auditor.discovery.audit_folder import audit_folder
+from auditor.discovery.project import find_rootdir, module_name
 from auditor.errors import GenerateError
 from auditor.escalation import prompts
 from auditor.escalation.hardened import compose

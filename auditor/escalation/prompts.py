@@ -12,7 +12,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from auditor import feedback
+from auditor.agent import feedback
 from auditor.escalation.policy import WeakModule
 from auditor.report import Candidate, Report
 

@@ -24,10 +24,10 @@ from pathlib import Path
 from auditor.baseline.stage import run_baseline
 from auditor.config import AuditConfig
 from auditor.context import RunContext
-from auditor.discovery import Project, discover
-from auditor.engine.copies import IGNORED
-from auditor.engine.stage import run_mutation
+from auditor.discovery.project import Project, discover
 from auditor.errors import AuditError
+from auditor.mutation.copies import IGNORED
+from auditor.mutation.stage import run_mutation
 from auditor.report import BaselineSection, Candidate, CandidateStage, Mutant, TestResult
 from auditor.smells.analyzer import analyze
 

@@ -17,16 +17,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.audit_folder import audit_folder
 from auditor.config import EscalationConfig
 from auditor.context import RunContext
-from auditor.discovery import Project, relative
-from auditor.engine import scoring
+from auditor.discovery.audit_folder import audit_folder
+from auditor.discovery.project import Project, relative
 from auditor.escalation import prompts
 from auditor.escalation.hardened import compose, hardened_header
 from auditor.escalation.model import ChatModel, ModelError, Reply, TestProposal
 from auditor.escalation.policy import WeakModule, weak_modules
 from auditor.escalation.proving import STAGES, measure_files, minimize, prove, suite_folder
+from auditor.mutation import scoring
 from auditor.report import (
     TIME_BUDGET_USED_UP,
     Candidate,

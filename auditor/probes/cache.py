@@ -17,9 +17,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from auditor import __version__, wire
-from auditor.discovery import relative
-from auditor.engine.cache import ResultCache
+from auditor import __version__
+from auditor.containment import wire
+from auditor.discovery.project import relative
+from auditor.mutation.cache import ResultCache
 from auditor.probes.protocol import FunctionResult, SurvivorSpec, TargetSpec, WitnessResult
 
 

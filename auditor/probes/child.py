@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from auditor import wire
-from auditor.memory import address_space_bytes
+from auditor.containment import wire
+from auditor.containment.memory import address_space_bytes
 from auditor.probes.protocol import (
     FunctionResult,
     ProbeSpec,
@@ -36,7 +36,7 @@ from auditor.report import FunctionProbe, ParamStrategy, Witness
 
 def _run_forked(work: Callable[[], object], budget: float) -> tuple[str | None, str]:
     """(JSON result, '') or (None, why it has none)."""
-    from auditor.sandbox import limit_resources
+    from auditor.containment.sandbox import limit_resources
 
     read_end, write_end = os.pipe()
     sys.stdout.flush()
@@ -181,8 +181,8 @@ def main(spec_path: str) -> int:
     import hypothesis  # noqa: F401 - imported before the guard, with its own files
 
     # What the work needs, imported before the guard is on.
-    from auditor import guard
-    from auditor.engine import swap  # noqa: F401
+    from auditor.containment import guard
+    from auditor.mutation import swap  # noqa: F401
     from auditor.probes import calls, search, witness  # noqa: F401
 
     if spec.guard:
@@ -203,7 +203,7 @@ def main(spec_path: str) -> int:
 
 def _contain(spec: ProbeSpec) -> None:
     global _memory_limit_mb, _growth_limit_mb
-    from auditor.sandbox import limit_resources, quiet_bytecode
+    from auditor.containment.sandbox import limit_resources, quiet_bytecode
 
     _memory_limit_mb = spec.memory_limit_mb
     _growth_limit_mb = spec.growth_limit_mb
@@ -246,7 +246,7 @@ class _Work:
         """Witness inputs generated per function, reused by later searches."""
 
     def prepare_searches(self) -> None:
-        from auditor.engine.swap import live_functions
+        from auditor.mutation.swap import live_functions
 
         self.groups = search_items(self.spec.survivors)
         self.alive = live_functions(self.source_files) if self.spec.survivors else {}

@@ -1,12 +1,12 @@
 """What the probe stage sends its probe processes, and what comes back, as
-`auditor.wire` sends it: the spec file, then one result per line."""
+`auditor.containment.wire` sends it: the spec file, then one result per line."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
 
-from auditor.engine.protocol import Job
+from auditor.mutation.protocol import Job
 from auditor.report import FunctionProbe, ProbeFinding, Witness
 
 

@@ -16,16 +16,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
-from auditor import wire
 from auditor.config import AuditConfig
+from auditor.containment import wire
+from auditor.containment.hypothesis_storage import storage_folder
+from auditor.containment.isolation import Isolation
 from auditor.context import RunContext
-from auditor.discovery import Project
-from auditor.engine.cache import ResultCache
-from auditor.engine.mutant import MutantSources
-from auditor.engine.protocol import Job
+from auditor.discovery.project import Project
 from auditor.errors import ProbeError
-from auditor.hypothesis_storage import storage_folder
-from auditor.isolation import Isolation
+from auditor.mutation.cache import ResultCache
+from auditor.mutation.mutant import MutantSources
+from auditor.mutation.protocol import Job
 from auditor.probes.cache import ProbeCache
 from auditor.probes.protocol import (
     FunctionResult,

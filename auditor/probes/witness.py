@@ -25,9 +25,9 @@ from typing import Any
 from hypothesis import find
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from auditor import wire
-from auditor.engine.mutant import FunctionIndex, MutantSources, PreparedMutant
-from auditor.engine.swap import SwapError
+from auditor.containment import wire
+from auditor.mutation.mutant import FunctionIndex, MutantSources, PreparedMutant
+from auditor.mutation.swap import SwapError
 from auditor.probes.calls import CallTimeout, Example, Subject, _on_alarm
 from auditor.probes.outcomes import Outcome, equal, same
 from auditor.probes.protocol import ProbeSpec, SurvivorSpec

@@ -142,7 +142,7 @@ def analyze_paths(paths: list[Path], cwd: Path) -> SmellsSection:
     packages found from the first path; file names in the findings are relative to the
     project root."""
     from auditor.config import load_config
-    from auditor.discovery import discover, find_rootdir, is_test_file, test_file_patterns
+    from auditor.discovery.project import discover, find_rootdir, is_test_file, test_file_patterns
     from auditor.errors import DiscoveryError
 
     for path in paths:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from auditor.checks import functions_in_test_file, split_nodeid
+from auditor.evidence.checks import functions_in_test_file, split_nodeid
 from auditor.report import MutationSection, SmellsSection
 from auditor.smells.analyzer import smells_section
 from auditor.smells.catalog import RULES

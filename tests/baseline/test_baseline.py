@@ -10,7 +10,7 @@ import pytest
 from auditor.baseline.stage import run_baseline
 from auditor.config import AuditConfig
 from auditor.context import RunContext
-from auditor.discovery import discover
+from auditor.discovery.project import discover
 
 
 def baseline_of(root: Path, tests: str, **config):

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from auditor.agent.feedback import build
 from auditor.escalation.prompts import MAX_FINDINGS_CHARS
-from auditor.feedback import build
 from auditor.report import Report
 from tests.conftest import copy_fixture, tree_digest
 from tests.escalation.server import Answer, ScriptedServer, structured

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from auditor.engine.cache import ResultCache
-from auditor.engine.protocol import Job
+from auditor.mutation.cache import ResultCache
+from auditor.mutation.protocol import Job
 from auditor.probes.cache import ProbeCache
 from auditor.probes.protocol import SurvivorSpec, WitnessResult
 from auditor.report import Witness

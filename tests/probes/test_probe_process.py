@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor import wire
-from auditor.engine.protocol import Job
+from auditor.containment import wire
+from auditor.mutation.protocol import Job
 from auditor.probes.protocol import (
     SEARCH_CHUNK,
     FunctionResult,

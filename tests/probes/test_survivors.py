@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from auditor.engine.mutant import MutantSources
-from auditor.engine.protocol import Job, text_digest
+from auditor.mutation.mutant import MutantSources
+from auditor.mutation.protocol import Job, text_digest
 from auditor.probes.protocol import SurvivorSpec
 from auditor.probes.stage import _survivors
 from auditor.report import BaselineSection, MutationSection

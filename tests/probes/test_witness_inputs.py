@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from auditor import wire
-from auditor.engine.protocol import Job
+from auditor.containment import wire
+from auditor.mutation.protocol import Job
 from auditor.probes.calls import Subject
 from auditor.probes.protocol import ProbeSpec, SurvivorSpec
 from auditor.probes.witness import (

@@ -85,7 +85,7 @@ def test_markdown_tables_are_not_broken_by_pipes_or_newlines_in_user_text(report
 def test_terminal_warns_when_nothing_bounds_the_sandboxes_processes(report):
     from rich.console import Console
 
-    from auditor import pids
+    from auditor.containment import pids
     from reports import terminal
 
     def sandbox_lines(reason: str, bounded: bool) -> list[str]:

@@ -1,0 +1,1 @@
+"""What a coding agent gets: prompt-ready feedback and the MCP server."""

@@ -1,0 +1,234 @@
+"""`audit mcp`: the audit as tools a coding agent calls over MCP (stdio).
+
+An agent that writes tests in a loop asks: how good is this suite, what did it miss,
+which test should I write next, what is wrong with this test file. Each tool answers
+from the same report model the CLI writes (structured content, with the JSON schema of
+the models), and the audit itself runs as `audit` does on the command line: a child
+process with its containment, its time budget and its report file. The server keeps no
+state of its own between calls: the report on disk is the state.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from auditor.agent import feedback
+from auditor.containment.launch import own_module
+from auditor.errors import AuditError, McpError
+from auditor.report import Mutant, Report, Smell, Witness, read_report
+
+DEFAULT_REPORT = ".audit/report.json"
+FEEDBACK_CHARS = 4000
+"""The feedback text an audit call returns, at most (the `feedback` tool takes any size)."""
+
+
+class AuditResult(BaseModel):
+    """What one audit gave: the headline figures, the gate, and the feedback text."""
+
+    exit_code: int
+    """0 gate passed, 1 gate failed, 3 incomplete (time budget, Ctrl-C): as the CLI's."""
+    status: str
+    report: str
+    """Where the JSON report is, relative to the project root: the other tools read it."""
+    verdict: str
+    rating: str
+    mutation_score: float | None
+    assertion_share: float | None
+    """Of the mutants the tests noticed, the share a failing check noticed (in percent)."""
+    mutants: int
+    survived: int
+    smells: dict[str, int]
+    feedback: str
+
+
+class MutantExplanation(BaseModel):
+    mutant: Mutant
+    """The change (`diff`), its status, the tests that ran it and those that noticed it."""
+    witness: Witness | None
+    """For a survivor: an input on which the code as it is and the mutant differ."""
+    suggested_test: str
+    """A pytest test that fails on the mutant and passes on the code ('' when none)."""
+
+
+class TestToWrite(BaseModel):
+    """One test worth writing: the call that shows the most unnoticed changes at once."""
+
+    file: str
+    line: int
+    function: str
+    input: str
+    """The call to make ('' when no input was found: the mutants are listed alone)."""
+    expected: str
+    """What the code as it is does on that input: the value to assert."""
+    kills: list[str]
+    """The surviving mutants a test of this input catches."""
+    suggested_test: str
+
+
+class SmellsResult(BaseModel):
+    smells: list[Smell] = Field(default_factory=list)
+    """Each with its fix in `hint`."""
+    unparsable: list[str] = Field(default_factory=list)
+
+
+def serve(root: Path) -> None:
+    """Run the server on stdin/stdout until the client closes it."""
+    try:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+    except ImportError:
+        raise McpError(
+            "the MCP server needs the `mcp` package: pip install 'audit-tests[mcp]'"
+        ) from None
+
+    server = MCPServer(
+        "audit",
+        log_level="WARNING",
+        instructions=(
+            "Audit a pytest suite: mutation testing, smells and probes. Call `audit` on a "
+            "test folder first; the other tools read the report it writes."
+        ),
+    )
+
+    def load(report: str, file: str | None = None) -> Report:
+        path = root / report
+        if not path.exists():
+            raise ToolError(f"report: no report at {report}: call the `audit` tool first")
+        try:
+            found = read_report(path)
+            feedback.check_files(found, [file] if file else [])
+        except AuditError as error:
+            raise ToolError(str(error)) from None
+        return found
+
+    @server.tool(name="audit")
+    def audit(
+        tests: list[str],
+        diff: str | None = None,
+        time_budget: str | None = None,
+        report: str = DEFAULT_REPORT,
+    ) -> AuditResult:
+        """Audit the pytest tests under `tests` (paths relative to the project root):
+        run them with coverage, mutate the code they test, probe it. `diff`: only the
+        lines changed since this git ref. `time_budget`: e.g. 90s, 5m."""
+        return audit_in_child(root, tests, diff, time_budget, report)
+
+    @server.tool()
+    def explain_mutant(mutant_id: str, report: str = DEFAULT_REPORT) -> MutantExplanation:
+        """A mutant of the last audit: the change, the tests that ran and caught it, an
+        input that shows it, and a test that would catch it."""
+        return explain(load(report), mutant_id, report)
+
+    @server.tool()
+    def next_tests(
+        limit: int = 10, file: str | None = None, report: str = DEFAULT_REPORT
+    ) -> list[TestToWrite]:
+        """The tests worth writing next, the one catching most unnoticed changes first
+        (`file`: only changes to this file of the code under test)."""
+        return tests_to_write(load(report, file), limit, file)
+
+    @server.tool()
+    def test_smells(test_file: str) -> SmellsResult:
+        """The smells of a test file (no test runs), each with its fix."""
+        return smells_of(root, test_file)
+
+    @server.tool(name="feedback")
+    def feedback_text(
+        max_chars: int = feedback.DEFAULT_MAX_CHARS,
+        file: str | None = None,
+        report: str = DEFAULT_REPORT,
+    ) -> str:
+        """What the last audit found, as short text for the model that wrote the tests."""
+        return feedback.build(load(report, file), {file} if file else None).render(max_chars)
+
+    server.run("stdio")
+
+
+def audit_in_child(
+    root: Path, tests: list[str], diff: str | None, time_budget: str | None, report: str
+) -> AuditResult:
+    """`audit TESTS --json REPORT -q` in a child process, as on the command line."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    command = own_module("auditor", *tests, "--json", report, "-q")
+    if diff:
+        command += ["--diff", diff]
+    if time_budget:
+        command += ["--time-budget", time_budget]
+    done = subprocess.run(
+        command,
+        cwd=root,
+        stdin=subprocess.DEVNULL,  # our stdin is the client's channel
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    path = root / report
+    if done.returncode not in (0, 1, 3) or not path.exists():
+        lines = done.stderr.strip().splitlines()
+        raise ToolError(lines[-1] if lines else f"audit exited with {done.returncode}")
+    found = read_report(path)
+    scores = found.mutation.scores if found.mutation else None
+    return AuditResult(
+        exit_code=done.returncode,
+        status=found.status,
+        report=report,
+        verdict=found.gate.verdict,
+        rating=found.gate.rating.level if found.gate.rating else "",
+        mutation_score=scores.score if scores else None,
+        assertion_share=scores.assertion_share if scores else None,
+        mutants=len(found.mutation.mutants) if found.mutation else 0,
+        survived=scores.counts.survived if scores else 0,
+        smells=dict(found.smells.counts),
+        feedback=feedback.build(found).render(FEEDBACK_CHARS),
+    )
+
+
+def explain(report: Report, mutant_id: str, report_name: str) -> MutantExplanation:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    mutants = report.mutation.mutants if report.mutation else []
+    mutant = next((m for m in mutants if m.id == mutant_id), None)
+    if mutant is None:
+        raise ToolError(f"explain: no mutant {mutant_id!r} in {report_name}")
+    witnesses = report.probes.witnesses if report.probes else []
+    witness = next((w for w in witnesses if w.mutant_id == mutant_id), None)
+    return MutantExplanation(
+        mutant=mutant, witness=witness, suggested_test=witness.test if witness else ""
+    )
+
+
+def tests_to_write(report: Report, limit: int, file: str | None) -> list[TestToWrite]:
+    found = []
+    for group in feedback.next_tests(report, {file} if file else None)[: max(0, limit)]:
+        first, witness = group.first, group.witness
+        found.append(
+            TestToWrite(
+                file=first.file,
+                line=first.line,
+                function=witness.function if witness else first.function,
+                input=witness.input if witness else "",
+                expected=witness.original if witness else "",
+                kills=[m.id for m in group.mutants],
+                suggested_test=witness.test if witness else "",
+            )
+        )
+    return found
+
+
+def smells_of(root: Path, test_file: str) -> SmellsResult:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from auditor.smells.analyzer import analyze_paths
+
+    try:
+        found = analyze_paths([(root / test_file).resolve()], root)
+    except AuditError as error:
+        raise ToolError(str(error)) from None
+    return SmellsResult(
+        smells=found.findings,
+        unparsable=[f"{error.location}: {error.message}" for error in found.unparsable],
+    )

@@ -1,0 +1,1 @@
+"""Discovery: the project, its code under test, and what its tests import."""

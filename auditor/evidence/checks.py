@@ -1,0 +1,98 @@
+"""Assertion evidence: for each check of the tests (an `assert`, a `self.assert*` or
+`mock.assert_*` call, a `pytest.raises` block), the mutants it caught and the survivors
+it held for.
+
+A kill names the line of the failing check in the killing test's file (`Kill.line`). A
+surviving mutant ran every covering test to the end, so each check of those tests held
+on it: a check that caught nothing and held for survivors is a weak oracle, and those
+survivors are the evidence.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+from auditor.mutation.scoring import killers
+from auditor.report import CheckEvidence, Mutant
+
+SHOWN_IDS = 5
+"""Mutant ids kept per check and side (the counts are complete)."""
+
+
+def assertion_evidence(
+    mutants: Iterable[Mutant], root: Path, test_files: Iterable[str]
+) -> list[CheckEvidence]:
+    lines_of = {
+        file: {name: _check_lines(f) for name, f in functions_in_test_file(root / file).items()}
+        for file in test_files
+    }
+    caught: dict[tuple[str, int], list[str]] = defaultdict(list)
+    held: dict[tuple[str, int], list[str]] = defaultdict(list)
+    test_at: dict[tuple[str, int], str] = {}
+    for mutant in mutants:
+        if mutant.status == "Killed":
+            for kill in killers(mutant):
+                if kill.kind == "assertion" and kill.line:
+                    file, qualname = split_nodeid(kill.test)
+                    caught[(file, kill.line)].append(mutant.id)
+                    test_at.setdefault((file, kill.line), qualname)
+        elif mutant.status == "Survived":
+            places = set()
+            for nodeid in mutant.covered_by:
+                file, qualname = split_nodeid(nodeid)
+                for line in lines_of.get(file, {}).get(qualname, ()):
+                    places.add((file, line))
+                    test_at.setdefault((file, line), qualname)
+            for place in places:
+                held[place].append(mutant.id)
+    return [
+        CheckEvidence(
+            file=file,
+            line=line,
+            test=test_at[(file, line)],
+            caught=len(caught[(file, line)]),
+            held=len(held[(file, line)]),
+            caught_ids=sorted(caught[(file, line)])[:SHOWN_IDS],
+            held_ids=sorted(held[(file, line)])[:SHOWN_IDS],
+        )
+        for file, line in sorted(set(caught) | set(held))
+    ]
+
+
+def split_nodeid(nodeid: str) -> tuple[str, str]:
+    """`tests/test_x.py::TestA::test_b[1]` -> (`tests/test_x.py`, `TestA.test_b`)."""
+    file, _, rest = nodeid.partition("::")
+    return file, ".".join(part.split("[", 1)[0] for part in rest.split("::"))
+
+
+def functions_in_test_file(path: Path) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The test file's functions and test-class methods by qualname (`Class.test_x`)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found[f"{node.name}.{item.name}"] = item
+    return found
+
+
+def _check_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[int]:
+    lines = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assert):
+            lines.add(node.lineno)
+        elif isinstance(node, ast.Call):
+            callee = node.func
+            name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
+            if name.startswith("assert") or name in ("raises", "fail", "warns"):
+                lines.add(node.lineno)
+    return sorted(lines)

@@ -1,0 +1,176 @@
+"""Results cache: one sqlite row per mutant, keyed by content, written as results come;
+per source file its mutation sites and their swap-path code, so a rerun neither parses
+nor compiles a file that did not change; and the probes' results (`probes.cache`).
+
+The key covers the mutated function's code, the mutation, the covering tests' files,
+conftest files and the config, never paths or times, so `.audit/` can move between
+machines. Each row carries a checksum of its value: a corrupted row is a miss, never a
+wrong verdict."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+from auditor.containment import wire
+from auditor.mutation.compiler import Swap
+from auditor.mutation.protocol import JobResult
+from mutators.sites import Site
+
+_TABLES = ("results", "sites", "swaps", "probes")
+_SCHEMA = """
+create table if not exists {table} (
+    key text primary key,
+    value text not null,
+    checksum text not null
+)
+"""
+
+
+def _swap(row: list | None) -> Swap | None:
+    if row is None:
+        return None
+    original, mutated, code, line, name = row
+    return Swap(original, mutated, base64.b64decode(code, validate=True), (line, name))
+
+
+def _site(row: dict) -> Site:
+    return Site(**{**row, "function_classes": tuple(row["function_classes"])})
+
+
+def _checksum(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+class ResultCache:
+    def __init__(self, root: Path) -> None:
+        """The cache of the project at `root`: `.audit/cache.sqlite`."""
+        path = root / ".audit" / "cache.sqlite"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.connection = self._open(path)
+        except (OSError, sqlite3.OperationalError):
+            self.connection = self._open(Path(":memory:"))  # unwritable: no cache this run
+        except sqlite3.DatabaseError:
+            for stale in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))):
+                stale.unlink(missing_ok=True)  # not a sound database: rebuild it
+            self.connection = self._open(path)
+
+    @staticmethod
+    def _open(path: Path) -> sqlite3.Connection:
+        connection = sqlite3.connect(path, timeout=30)
+        try:
+            (status,) = connection.execute("pragma quick_check").fetchone()
+            if status != "ok":
+                raise sqlite3.DatabaseError(status)
+            for table in _TABLES:
+                connection.execute(_SCHEMA.format(table=table))
+            connection.execute("pragma journal_mode=wal")
+            # A process killed mid-run keeps every committed row; only a power cut may
+            # lose the last ones, which costs the next run time, never a wrong verdict.
+            connection.execute("pragma synchronous=normal")
+        except sqlite3.DatabaseError:
+            connection.close()
+            raise
+        return connection
+
+    def _read(self, table: str, key: str) -> str | None:
+        try:
+            row = self.connection.execute(
+                f"select value, checksum from {table} where key = ?", (key,)
+            ).fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        if row is None or _checksum(row[0]) != row[1]:
+            return None
+        return row[0]
+
+    def _write(self, table: str, key: str, value: str) -> None:
+        try:
+            self.connection.execute(
+                f"insert or replace into {table} (key, value, checksum) values (?, ?, ?)",
+                (key, value, _checksum(value)),
+            )
+            self.connection.commit()
+        except sqlite3.DatabaseError:
+            pass  # a cache that cannot be written only costs the next run time
+
+    def get(self, key: str) -> JobResult | None:
+        value = self._read("results", key)
+        try:
+            return None if value is None else wire.decode(JobResult, value)
+        except ValueError:
+            return None
+
+    def keep_plans(self, keys: set[str]) -> None:
+        """Drop the sites and compilations of every source but these."""
+        try:
+            for table in ("sites", "swaps"):
+                stale = [
+                    (key,)
+                    for (key,) in self.connection.execute(f"select key from {table}")
+                    if key not in keys
+                ]
+                self.connection.executemany(f"delete from {table} where key = ?", stale)
+            self.connection.commit()
+        except sqlite3.DatabaseError:
+            pass
+
+    def is_empty(self) -> bool:
+        try:
+            return self.connection.execute("select 1 from results limit 1").fetchone() is None
+        except sqlite3.DatabaseError:
+            return True
+
+    def put(self, key: str, result: JobResult) -> None:
+        self._write("results", key, wire.encode(result))
+
+    def get_probe(self, key: str) -> str | None:
+        """A probe or witness result (`probes.cache`), as the JSON it was put as."""
+        return self._read("probes", key)
+
+    def put_probe(self, key: str, value: str) -> None:
+        self._write("probes", key, value)
+
+    def get_sites(self, key: str) -> list[Site] | None:
+        value = self._read("sites", key)
+        try:
+            rows = None if value is None else json.loads(value)
+            return None if rows is None else [_site(row) for row in rows]
+        except (ValueError, TypeError):
+            return None
+
+    def has_sites(self, key: str) -> bool:
+        try:
+            found = self.connection.execute("select 1 from sites where key = ?", (key,))
+            return found.fetchone() is not None
+        except sqlite3.DatabaseError:
+            return False
+
+    def put_sites(self, key: str, sites: list[Site]) -> None:
+        self._write("sites", key, json.dumps([dataclasses.asdict(site) for site in sites]))
+
+    def get_swaps(self, key: str) -> dict[str, Swap | None] | None:
+        value = self._read("swaps", key)
+        try:
+            rows = None if value is None else json.loads(value)
+            return None if rows is None else {k: _swap(row) for k, row in rows.items()}
+        except (ValueError, TypeError, binascii.Error):
+            return None
+
+    def put_swaps(self, key: str, swaps: dict[str, Swap | None]) -> None:
+        rows = {
+            local_id: None
+            if swap is None
+            else [swap.original, swap.mutated, base64.b64encode(swap.code).decode(), *swap.target]
+            for local_id, swap in swaps.items()
+        }
+        self._write("swaps", key, json.dumps(rows, sort_keys=True))
+
+    def close(self) -> None:
+        self.connection.close()

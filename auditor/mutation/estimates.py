@@ -1,0 +1,64 @@
+"""Figures of a run beyond its verdicts: the scores a sample estimates for the whole
+scope, and the engine's overhead per mutant."""
+
+from __future__ import annotations
+
+import statistics
+
+from auditor.config import AuditConfig
+from auditor.mutation import selection
+from auditor.mutation.plan import PlannedMutant
+from auditor.mutation.protocol import JobResult
+from auditor.report import Estimate
+
+
+def estimate(
+    in_scope: list[PlannedMutant], results: dict[str, JobResult], config: AuditConfig
+) -> Estimate | None:
+    """Scores of the whole scope from the sampled verdicts: the share detected among
+    covered mutants gets a Wilson interval; the score scales it by the share of valid
+    mutants that tests cover (no-coverage mutants are known exactly, they never run)."""
+    population = [m for m in in_scope if m.runnable]
+    verdicts = [results[m.id].status for m in population if m.id in results]
+    detected = sum(status in ("Killed", "Timeout") for status in verdicts)
+    covered = detected + sum(status == "Survived" for status in verdicts)
+    if not covered:
+        return None
+    uncovered = sum(m.status == "NoCoverage" for m in in_scope)
+    valid_runnable = len(population) * covered / len(verdicts)
+    low, high = selection.wilson_interval(detected, covered)
+    share = detected / covered
+
+    def score(p: float) -> float:
+        return round(100.0 * p * valid_runnable / (valid_runnable + uncovered), 2)
+
+    return Estimate(
+        sampled=len(verdicts),
+        population=len(population),
+        seed=config.sample_seed,
+        score=score(share),
+        score_low=score(low),
+        score_high=score(high),
+        covered_score=round(100.0 * share, 2),
+        covered_low=round(100.0 * low, 2),
+        covered_high=round(100.0 * high, 2),
+        survived=round((1 - share) * valid_runnable, 1),
+        survived_high=round((1 - low) * valid_runnable, 1),
+    )
+
+
+def overheads(ran: list[JobResult], duration: float, jobs: int) -> dict[str, float | None]:
+    """A mutant stopped by its timeout spent its whole time in the tests (running until
+    they were stopped): that wait is the tests' time, not the engine's."""
+    if not ran:
+        return {"overhead_ms": None, "child_overhead_ms": None}
+    tests_time = sum(
+        result.duration if result.status == "Timeout" else result.tests_seconds for result in ran
+    )
+    in_child = sorted(
+        result.duration - result.tests_seconds for result in ran if result.tests_seconds
+    )
+    return {
+        "overhead_ms": round(1000 * (duration * jobs - tests_time) / len(ran), 2),
+        "child_overhead_ms": round(1000 * statistics.median(in_child), 2) if in_child else None,
+    }

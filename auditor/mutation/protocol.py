@@ -1,0 +1,136 @@
+"""Messages between the engine (parent) and its runners, as `auditor.containment.wire` sends them:
+the spec, then one job per line; one result per line back. A runner reads its own
+(flat) messages with `wire.build`, keeping pydantic out of it and of every mutant's
+child forked from it; the parent checks what comes back with `wire.check`."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+@dataclass
+class RunnerSpec:
+    root: str
+    test_paths: list[str]
+    deselect: list[str]
+    source_files: list[str]
+    allowed_roots: list[str]
+    memory_limit_mb: int
+    child_growth_limit_mb: int
+    log_file: str
+    basetemp: str
+    scratch: str
+    """The runner's own folder: a mutant's child writes the spec its subprocesses read."""
+    guard: bool = True
+
+
+ORIGINAL_TIMING_LIMIT = 10.0
+"""Seconds the runner gives the original code on a job's tests when it times them
+(`Job.allowed`)."""
+
+
+@dataclass
+class Job:
+    id: str
+    path: Literal["swap", "module", "subprocess"]
+    """How the child applies the mutant in its own process; `subprocess`: not at all,
+    only the Python subprocesses of its tests get it (`serve_subprocesses`)."""
+    file: str
+    module_name: str
+    tests: list[str]
+    timeout: float
+    """`timeout_factor` x the tests' time in the baseline + `timeout_constant` seconds."""
+    target_line: int = 0
+    target_name: str = ""
+    code_b64: str = ""
+    source_digest: str = ""
+    """Of the original file's text, when the child needs the mutated file (re-executed
+    on the module path, served to subprocesses): the runner reads the file once and
+    applies the patch below, so a job carries the change, not the whole file."""
+    patch_start: int = 0
+    patch_end: int = 0
+    replacement: str = ""
+    rerun_lines: list[list[int]] = field(default_factory=list)
+    """Module path: the line ranges of the mutated file to run again; empty: all."""
+    consumers: list[list[Any]] = field(default_factory=list)
+    """Module path: `[file, module, start line, end line]` of statements in other
+    modules to run again afterwards (`ReadIndex.consumers`)."""
+    subprocess_tests: list[str] = field(default_factory=list)
+    """Run after `tests`: only their Python subprocesses run the mutated code."""
+    serve_subprocesses: bool = False
+    """Serve the mutated file to every Python process the tests start."""
+    all_killers: bool = False
+    """Keep running the tests after the first that fails, recording each that does."""
+    timeout_factor: float = 0.0
+    timeout_constant: float = 0.0
+    """How `timeout` was made: the runner makes the same of the original code's time in
+    a child where that is longer (`allowed`); a factor of 0 leaves `timeout` as is."""
+
+    def allowed(self, original_seconds: float | None) -> float:
+        """Seconds the child may run, given the original code's time on the same tests in
+        a child like it (None or 0: not known). The baseline can undercharge a test: a
+        fresh child pays again what the baseline's one process paid once, for whichever
+        test came first (a lazy import, a cache filled on first use)."""
+        if not original_seconds:
+            return self.timeout
+        scaled = self.timeout_factor * original_seconds + self.timeout_constant
+        return max(self.timeout, scaled)
+
+    def longest(self) -> float:
+        """The most the job can take: its timeout, the original's timing, and the time
+        that timing can allow."""
+        timed = self.timeout_factor * ORIGINAL_TIMING_LIMIT + self.timeout_constant
+        return self.timeout + ORIGINAL_TIMING_LIMIT + timed
+
+    def undone(self, original: str) -> Job:
+        """This job with its change undone (`original`: the file's text): its child runs
+        the same statements again, and serves the file to subprocesses, unchanged."""
+        return dataclasses.replace(self, replacement=original[self.patch_start : self.patch_end])
+
+    @staticmethod
+    def encode_code(code: bytes) -> str:
+        return base64.b64encode(code).decode("ascii")
+
+    def code_bytes(self) -> bytes:
+        return base64.b64decode(self.code_b64)
+
+    def mutated(self, original: str) -> str:
+        return original[: self.patch_start] + self.replacement + original[self.patch_end :]
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class JobResult:
+    id: str
+    status: Literal["Killed", "Survived", "Timeout", "RuntimeError", "CompileError"]
+    killed_by: list[str] = field(default_factory=list)
+    kill_kind: Literal["assertion", "error", "crash", "timeout", ""] = ""
+    """How the killing test failed: a check failed, another exception, or the process died."""
+    kills: list[tuple[str, str, int]] = field(default_factory=list)
+    """Each test that failed on the mutant, in the order they ran: (nodeid, kind, line of
+    the failing check); the first only unless the job asked for all killers."""
+    ran: int = 0
+    duration: float = 0.0
+    """Wall time of the mutant's child, fork to exit."""
+    tests_seconds: float = 0.0
+    """Of that, the time pytest measured inside the tests' setup, call and teardown."""
+    detail: str = ""
+    on_copy: bool = False
+    """The verdict came from a run on a copy of the project (the copy path)."""
+    subprocess_unreached: bool = False
+    """Survived, and no Python subprocess of its tests got the mutated file from the
+    hook (one that reads the file itself, say): the copy path decides."""
+
+
+@dataclass
+class Ready:
+    collected: int
+    ready: bool = True
+    missing: list[str] = field(default_factory=list)

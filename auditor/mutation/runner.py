@@ -1,0 +1,539 @@
+"""A long-lived runner: `python -m auditor.mutation.runner SPEC.json`.
+
+It imports pytest and the project, collects the tests once, then reads jobs (one
+mutant each) on stdin. Each job runs in a forked child that applies the mutant and runs
+only the covering tests, fastest first, stopping at the first failure. The result goes
+back as one JSON line on the runner's original stdout; the runner's own output goes to
+a log file, its children's to /dev/null.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import marshal
+import math
+import os
+import select
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import CodeType
+from typing import IO, Any
+
+from auditor.containment import wire
+from auditor.containment.memory import MEMORY_POLL_SECONDS, MemoryWatch, resident_bytes
+from auditor.mutation.mutant import (
+    MutantCompileError,
+    MutantImportError,
+    MutantSources,
+    PreparedMutant,
+)
+from auditor.mutation.protocol import ORIGINAL_TIMING_LIMIT, Job, JobResult, Ready, RunnerSpec
+from auditor.mutation.swap import SwapError
+
+_PYTEST_ARGS = ["-p", "no:cacheprovider", "-s", "--tb=no", "-q"]
+
+
+class RunnerPlugin:
+    """Takes over pytest's run loop to serve mutants instead of running the suite."""
+
+    def __init__(self, spec: Any, results: IO[str]) -> None:
+        self.spec = spec
+        self.results = results
+        self.failed_in_child = False
+        self.failed_by_check = False
+        self.failed_at = 0
+        self.sources = MutantSources()
+        self.original_seconds: dict[tuple[str, ...], float] = {}
+        """The original code's time on each list of tests a mutant ran past its timeout
+        with, in a child like the mutant's (`Job.allowed`)."""
+
+    def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
+        # A check (assert, pytest.raises, pytest.fail) failing is an oracle at work; any
+        # other exception means the mutant crashed the code, which even a test without
+        # assertions notices.
+        if call.excinfo is not None and call.when == "call":
+            from _pytest.outcomes import Failed
+
+            if call.excinfo.errisinstance((AssertionError, Failed)) or _doctest_mismatch(
+                call.excinfo.value
+            ):
+                self.failed_by_check = True
+                self.failed_at = _line_in_test_file(call.excinfo, item)
+
+    def pytest_configure(self, config: Any) -> None:
+        from auditor.containment.sandbox import derandomize_hypothesis
+
+        derandomize_hypothesis()
+
+    def pytest_sessionstart(self, session: Any) -> None:
+        from auditor.containment.sandbox import benchmarks_run_once
+
+        benchmarks_run_once(session.config)
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        # Subtests report their failures here, not in runtestprotocol's return value.
+        if report.failed:
+            self.failed_in_child = True
+
+    def pytest_runtestloop(self, session: Any) -> bool:
+        from auditor.mutation.swap import live_functions
+
+        self.items = {item.nodeid: item for item in session.items}
+        for item in self.items.values():
+            _brief_failures(item)
+            # Computed once here rather than in every child: pytest caches it on the item,
+            # and building it (paths, reportinfo) was a quarter of the protocol's cost
+            # outside the tests on tabulate.
+            item.location  # noqa: B018
+        self.index = live_functions(set(self.spec.source_files))
+        self.send(Ready(collected=len(self.items)))
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            job = wire.build(Job, line)
+            self.send(JobResult(**self.run_job(job)))
+        return True
+
+    def send(self, message: Ready | JobResult) -> None:
+        self.results.write(wire.encode(message) + "\n")
+        self.results.flush()
+
+    # one mutant ---------------------------------------------------------------
+
+    def run_job(self, job: Any) -> dict[str, Any]:
+        items = [self.items[nodeid] for nodeid in job.tests if nodeid in self.items]
+        spawning = [self.items[nodeid] for nodeid in job.subprocess_tests if nodeid in self.items]
+        if not items and not spawning:
+            return {"id": job.id, "status": "RuntimeError", "detail": "no covering test collected"}
+        try:
+            mutant = self.sources.prepare(job)
+        except SwapError as changed:
+            return {"id": job.id, "status": "RuntimeError", "detail": str(changed)}
+        tests = (*job.tests, *job.subprocess_tests)
+
+        def timed_allowance() -> float | None:
+            if tests in self.original_seconds or not job.timeout_factor:
+                return None  # nothing new to learn
+            self.original_seconds[tests] = self._time_original(mutant, items, spawning)
+            return job.allowed(self.original_seconds[tests])
+
+        started = time.monotonic()
+        pid, read_end = self._fork(mutant, items, spawning)
+        watch = MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.child_growth_limit_mb)
+        allowed = job.allowed(self.original_seconds.get(tests))
+        output, past = _read_until(read_end, started, allowed, watch, timed_allowance)
+        wait_status = self._reap(pid, read_end, stop=past is not None or watch.exceeded)
+        duration = time.monotonic() - started
+        verdict = _verdict(job.id, output, past, wait_status, duration)
+        if watch.exceeded and not verdict.get("kills"):
+            verdict.update(status="Timeout", kill_kind="timeout", detail=watch.describe())
+        return verdict
+
+    def _fork(
+        self, mutant: PreparedMutant, items: list[Any], spawning: list[Any], undone: bool = False
+    ) -> tuple[int, int]:
+        """A child running the tests on the mutant (or, `undone`, on the original code):
+        its pid and the end of the pipe it reports on."""
+        read_end, write_end = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_end)
+            self._child(mutant, items, spawning, write_end, undone)
+            os._exit(0)  # not reached: _child always leaves with os._exit
+        os.close(write_end)
+        return pid, read_end
+
+    def _reap(self, pid: int, read_end: int, stop: bool) -> int:
+        """Close a child's pipe, kill its process group if `stop`, wait for it and remove
+        the files it served its subprocesses; its wait status."""
+        os.close(read_end)
+        if stop:
+            _kill_group(pid)
+        _, wait_status = os.waitpid(pid, 0)
+        served = self.served_mutant(pid)
+        for leftover in (served.spec, served.applied, served.compiled):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)
+        return wait_status
+
+    def _time_original(
+        self, mutant: PreparedMutant, items: list[Any], spawning: list[Any]
+    ) -> float:
+        """Seconds the original code takes on the mutant's tests in a child like the
+        mutant's (the same statements run again, the same file served, unchanged); 0.0
+        when it does not finish within ORIGINAL_TIMING_LIMIT. The mutant's child runs on
+        meanwhile."""
+        source = self.sources.original(mutant.job.file)[0]
+        original = self.sources.prepare(mutant.job.undone(source))
+        started = time.monotonic()
+        pid, read_end = self._fork(original, items, spawning, undone=True)
+        watch = MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.child_growth_limit_mb)
+        _, past = _read_until(read_end, started, ORIGINAL_TIMING_LIMIT, watch)
+        self._reap(pid, read_end, stop=True)
+        if past is not None or watch.exceeded:
+            return 0.0
+        return time.monotonic() - started
+
+    def served_mutant(self, child: int) -> ServedMutant:
+        return ServedMutant(Path(self.spec.scratch) / f"mutant-{child}.spec")
+
+    def _child(
+        self,
+        mutant: PreparedMutant,
+        items: list[Any],
+        spawning: list[Any],
+        channel: int,
+        undone: bool = False,
+    ) -> None:
+        """The forked child of one mutant: apply it, run its tests, report, exit."""
+        tell = _teller(channel)
+        module_code = self._set_up_child(mutant, items, tell, undone)
+        served = self.served_mutant(os.getpid())
+        try:
+            if mutant.job.serve_subprocesses:
+                served.offer(mutant.job.file, mutant.mutated, module_code)
+            self._run_tests(mutant.job, items + spawning, tell, served)
+        except BaseException as exc:
+            tell({"error": f"{type(exc).__name__}: {exc}"[:300]})
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+
+    def _set_up_child(
+        self, mutant: PreparedMutant, items: list[Any], tell: _Tell, undone: bool
+    ) -> bytes | None:
+        """Contain the child and put the mutant in place; the code subprocesses load on
+        the subprocess path. A mutant that cannot be put in place ends the child here."""
+        from auditor.containment.sandbox import limit_resources
+
+        job = mutant.job
+        try:
+            os.setpgid(0, 0)
+            _discard_output()
+            _detach_stdin()
+            limit_resources(self.spec.memory_limit_mb, cpu_seconds=math.ceil(job.longest()) + 2)
+            if job.path == "subprocess":  # only its tests' subprocesses get the mutant
+                return mutant.compile_module()
+            if job.path == "module" or not undone:  # swapping in the same code is free
+                mutant.apply(self.index)
+            return None
+        except MutantCompileError as exc:
+            tell({"compile_error": str(exc)})
+        except MutantImportError as exc:
+            tell({"start": items[0].nodeid})
+            tell({"killed_by": items[0].nodeid, "kill_kind": "error", "detail": str(exc)})
+        except SwapError as exc:
+            tell({"error": str(exc)})
+        except BaseException as exc:
+            tell({"error": f"{type(exc).__name__}: {exc}"[:300]})
+        os._exit(0)
+
+    def _run_tests(
+        self, job: Job, everything: list[Any], tell: _Tell, served: ServedMutant
+    ) -> None:
+        """Each test in turn until one fails (every test with `all_killers`); the tests'
+        own time is pytest's, per phase."""
+        from _pytest.runner import runtestprotocol
+
+        tests_seconds = 0.0
+        killed = False
+        for position, item in enumerate(everything):
+            tell({"start": item.nodeid})
+            following = everything[position + 1] if position + 1 < len(everything) else None
+            self.failed_in_child = self.failed_by_check = False
+            self.failed_at = 0
+            key = "also_killed_by" if killed else "killed_by"
+            try:
+                reports = runtestprotocol(item, log=False, nextitem=following)
+            except KeyboardInterrupt:
+                # Not the user's Ctrl-C (the child has its own process group): the mutant
+                # let an interrupt escape the test, which stops a pytest run.
+                detail = "an interrupt escaped the test and stopped the run"
+                tell({key: item.nodeid, "kill_kind": "error", "detail": detail})
+                os._exit(0)
+            tests_seconds += sum(report.duration for report in reports)
+            if self.failed_in_child or any(report.failed for report in reports):
+                kind = "assertion" if self.failed_by_check else "error"
+                at = self.failed_at if self.failed_by_check else 0
+                tell({key: item.nodeid, "kill_kind": kind, "tests": tests_seconds, "at": at})
+                if not job.all_killers:
+                    os._exit(0)
+                killed = True
+        if killed:
+            os._exit(0)
+        unreached = job.serve_subprocesses and not served.applied.exists()
+        tell({"survived": len(everything), "tests": tests_seconds, "unreached": unreached})
+
+
+_Tell = Callable[[dict[str, Any]], None]
+
+
+def _teller(channel: int) -> _Tell:
+    """Writes a message to the runner; in a copy of the child that a test forked and left
+    running, exits instead: that copy reports nothing."""
+    child = os.getpid()
+
+    def tell(message: dict[str, Any]) -> None:
+        if os.getpid() != child:
+            os._exit(0)
+        os.write(channel, (json.dumps(message) + "\n").encode())
+
+    return tell
+
+
+def _line_in_test_file(excinfo: Any, item: Any) -> int:
+    """The line of the test's own file where the failing check was (its last frame
+    there: the assert, or the call of the helper that asserted); 0 when none is."""
+    test_file = str(getattr(item, "path", ""))
+    for entry in reversed(excinfo.traceback):
+        if str(entry.path) == test_file:
+            return int(entry.lineno) + 1
+    return 0
+
+
+def _doctest_mismatch(error: BaseException) -> bool:
+    """A doctest whose output differs from the expected one failed a comparison, as an
+    assertion does; one that raised an exception it did not expect did not."""
+    doctest = sys.modules.get("doctest")
+    if doctest is None:
+        # No doctest ran, so none failed; importing the module in each child would
+        # cost a killed mutant more than its test.
+        return False
+    # pytest raises the first DocTestFailure, or all of them in a MultipleDoctestFailures
+    # under --doctest-continue-on-failure.
+    failures = getattr(error, "failures", [error])
+    return isinstance(failures, list) and any(
+        isinstance(failure, doctest.DocTestFailure) for failure in failures
+    )
+
+
+def _detach_stdin() -> None:
+    """The runner's stdin carries its next job: a test reading stdin gets nothing."""
+    empty = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(empty, 0)
+    os.close(empty)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 (the child's stdin for its life)
+
+
+def _discard_output() -> None:
+    """A mutant's child reports through its channel; what its tests print is of no use
+    to anyone (tabulate's tests print tables: ~800 MB into the runner's log per audit),
+    so it goes to /dev/null, in blocks rather than a write per line."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(line_buffering=False)
+
+
+def _brief_failures(item: Any) -> None:
+    """A failing test's report says only what failed: a child needs the outcome, and
+    pytest's traceback formatting cost 3.5 ms per killed mutant on toolz (the repr
+    methods are set on the item, so an unknown pytest version merely ignores them)."""
+
+    def brief(excinfo: Any, style: Any = None) -> str:
+        return excinfo.typename
+
+    item.repr_failure = brief
+    item._repr_failure_py = brief
+
+
+@dataclass(frozen=True)
+class ServedMutant:
+    """The mutant a child serves to the Python processes its tests start: our
+    sitecustomize (on their PYTHONPATH) reads the spec named by `AUDIT_MUTANT` and loads
+    the mutated source in place of the file; its first such import creates `applied`,
+    and loads the mutated file's code from `compiled` (the child's or the first
+    process's compilation) rather than compiling it again."""
+
+    spec: Path
+
+    @property
+    def applied(self) -> Path:
+        return self.spec.with_suffix(".applied")
+
+    @property
+    def compiled(self) -> Path:
+        return self.spec.with_suffix(".code")
+
+    def offer(self, file: str, mutated_source: str, code: CodeType | None = None) -> None:
+        """Serve the mutated source to the processes the child starts, with its `code`
+        when the child compiled it already."""
+        if code is not None:
+            # The header sitecustomize's `_load_compiled` checks: the bytecode version
+            # and optimization level of the interpreter that compiled it.
+            header = importlib.util.MAGIC_NUMBER + bytes([sys.flags.optimize])
+            self.compiled.write_bytes(header + marshal.dumps(code))
+        message = {
+            "file": file,
+            "source": mutated_source,
+            "applied": str(self.applied),
+            "compiled": str(self.compiled),
+        }
+        # marshal, not JSON: the sitecustomize reads it without importing anything
+        self.spec.write_bytes(marshal.dumps(message))
+        os.environ["AUDIT_MUTANT"] = str(self.spec)
+
+
+def _read_until(
+    fd: int,
+    started: float,
+    allowed: float,
+    watch: MemoryWatch,
+    allow_more: Callable[[], float | None] | None = None,
+) -> tuple[bytes, float | None]:
+    """A child's output until it closes its end, and the seconds it was allowed if it ran
+    past them (None when it finished, or grew past its memory). At that point
+    `allow_more` may give it longer, once."""
+    chunks = []
+    while True:
+        remaining = started + allowed - time.monotonic()
+        if remaining <= 0:
+            more = allow_more() if allow_more is not None else None
+            allow_more = None
+            if more is not None and more > allowed:
+                allowed = more
+                continue
+            return b"".join(chunks), allowed
+        ready, _, _ = select.select([fd], [], [], min(remaining, MEMORY_POLL_SECONDS))
+        if not ready:
+            if watch.check():
+                return b"".join(chunks), None
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return b"".join(chunks), None
+        chunks.append(chunk)
+
+
+def _kill_group(pid: int) -> None:
+    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            target()
+
+
+def _describe(wait_status: int) -> str:
+    if os.WIFSIGNALED(wait_status):
+        number = os.WTERMSIG(wait_status)
+        try:
+            return f"killed by {signal.Signals(number).name}"
+        except ValueError:
+            return f"killed by signal {number}"
+    return f"exited with code {os.WEXITSTATUS(wait_status)}"
+
+
+def _verdict(
+    job_id: str, output: bytes, past: float | None, wait_status: int, duration: float
+) -> dict[str, Any]:
+    """`past`: the seconds the child was allowed, when it ran past them."""
+    timed_out = past is not None
+    messages = [json.loads(line) for line in output.decode(errors="replace").splitlines() if line]
+    started = [m["start"] for m in messages if "start" in m]
+    result: dict[str, Any] = {"id": job_id, "ran": len(started), "duration": round(duration, 4)}
+    final = next((m for m in reversed(messages) if "start" not in m), None)
+    kills = [m for m in messages if "killed_by" in m or "also_killed_by" in m]
+    if kills:
+        # With all killers asked for, a later test may hang or crash after the first
+        # kill: the mutant is killed all the same, by the tests that failed.
+        first = kills[0]
+        result.update(
+            status="Killed",
+            killed_by=[first["killed_by"]],
+            kill_kind=first.get("kill_kind", "error"),
+            kills=[
+                (
+                    m.get("killed_by") or m["also_killed_by"],
+                    m.get("kill_kind", "error"),
+                    m.get("at", 0),
+                )
+                for m in kills
+            ],
+            detail=first.get("detail", ""),
+        )
+        if timed_out and any("start" in m for m in messages[messages.index(first) :]):
+            result["detail"] = f"a later test ran past {past:.1f}s"
+    elif timed_out:
+        result.update(
+            status="Timeout", kill_kind="timeout", detail=f"no verdict within {past:.1f}s"
+        )
+        if started:
+            result["detail"] += f" (running {started[-1]})"
+            result["killed_by"] = [started[-1]]
+    elif final is None and started:
+        # The process died inside a test: the mutant crashed it, which the test detects.
+        result.update(
+            status="Killed",
+            killed_by=[started[-1]],
+            kill_kind="crash",
+            detail=f"test process {_describe(wait_status)}",
+        )
+    elif final is None:
+        result.update(
+            status="RuntimeError", detail=f"child {_describe(wait_status)} before any test"
+        )
+    elif "compile_error" in final:
+        result.update(status="CompileError", detail=final["compile_error"])
+    elif "survived" in final:
+        result.update(status="Survived")
+        if final.get("unreached"):
+            result.update(
+                subprocess_unreached=True,
+                detail="the subprocesses of its tests never imported the mutated file",
+            )
+    else:
+        result.update(status="RuntimeError", detail=final.get("error", "unknown"))
+    if final is not None and "tests" in final:
+        result["tests_seconds"] = round(final["tests"], 6)
+    cpu_limit = os.WIFSIGNALED(wait_status) and os.WTERMSIG(wait_status) == signal.SIGXCPU
+    if cpu_limit and not kills:
+        result.update(status="Timeout", kill_kind="timeout", detail="CPU time limit reached")
+    return result
+
+
+def main(spec_path: str) -> int:
+    from auditor.containment.sandbox import limit_resources, quiet_bytecode
+
+    spec = wire.build(RunnerSpec, Path(spec_path).read_text(encoding="utf-8"))
+    limit_resources(spec.memory_limit_mb)
+    quiet_bytecode()
+    os.chdir(spec.root)
+    results = os.fdopen(os.dup(1), "w", buffering=1)
+    log = os.open(spec.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+    sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+
+    import pytest
+
+    from auditor.containment import guard
+
+    plugin = RunnerPlugin(spec, results)
+    if spec.guard:
+        guard.install(spec.allowed_roots, lambda blocked: None, [spec.root])
+    args = [*spec.test_paths, "--rootdir", spec.root, "--basetemp", spec.basetemp, *_PYTEST_ARGS]
+    for nodeid in spec.deselect:
+        args += ["--deselect", nodeid]
+    status = pytest.main(args, plugins=[plugin])
+    results.close()
+    return int(status)
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

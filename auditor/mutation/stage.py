@@ -1,0 +1,342 @@
+"""The mutation stage, orchestrated: plan the mutants, select the scope, take cached
+verdicts, run the rest on the workers (and the copy path), score and report."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from auditor.containment.memory import release_freed_memory
+from auditor.context import RunContext
+from auditor.discovery.targeted import targeted_files
+from auditor.errors import IncompleteRunError
+from auditor.evidence import acceptance
+from auditor.evidence.checks import assertion_evidence
+from auditor.mutation import scoring, selection
+from auditor.mutation.cache import ResultCache
+from auditor.mutation.copies import run_on_copies
+from auditor.mutation.distributed import DaskPool
+from auditor.mutation.estimates import estimate, overheads
+from auditor.mutation.executor import RunnerPool
+from auditor.mutation.jobs import job_for
+from auditor.mutation.plan import PlannedMutant, plan, planner_for
+from auditor.mutation.protocol import Job, JobResult
+from auditor.mutation.type_check import reject_ill_typed
+from auditor.mutation.verdicts import to_report
+from auditor.mutation.verify import verify_sample
+from auditor.mutation.workers import mutation_pool
+from auditor.report import (
+    BaselineSection,
+    DataTableSample,
+    Mutant,
+    MutationScores,
+    MutationSection,
+    Scope,
+    TypeCheckSummary,
+    Verification,
+)
+
+BUDGET_GRACE_SECONDS = 10.0
+"""How long mutants already running may finish once the time budget is used up."""
+
+
+@dataclass(frozen=True)
+class MutationRun:
+    """The stage's section, and each survivor's job as the executor ran it: what a later
+    stage needs to run the mutant again (the probes' witness searches) without planning
+    its file again."""
+
+    section: MutationSection
+    survivors: Mapping[str, Job] = field(default_factory=dict)
+
+
+def run_mutation(
+    run: RunContext,
+    baseline: BaselineSection,
+    only: set[str] | None = None,
+    pool: RunnerPool | DaskPool | None = None,
+) -> MutationRun:
+    """`only`: run just the mutants with these ids (escalation re-measures survivors).
+    `pool`: workers from `mutation_pool`, already starting; by default, new ones."""
+    cache = ResultCache(run.project.root)
+    try:
+        if pool is not None:
+            return _mutate(run, baseline, only, cache, pool)
+        with mutation_pool(run, baseline) as own_pool:
+            return _mutate(run, baseline, only, cache, own_pool)
+    finally:
+        cache.close()
+
+
+def _mutate(
+    run: RunContext,
+    baseline: BaselineSection,
+    only: set[str] | None,
+    cache: ResultCache,
+    pool: RunnerPool | DaskPool,
+) -> MutationRun:
+    """Plan the scope, take the cached verdicts, run the rest, score what came in."""
+    started = time.perf_counter()
+    scoped = _plan_scope(run, baseline, only, cache)
+    verdicts = _Verdicts(run, cache, scoped.runnable)
+    to_run = [m for m in scoped.runnable if m.id not in verdicts.results]
+    passing = [t.nodeid for t in baseline.tests if t.reliable]
+    release_freed_memory()  # the source files' syntax trees, before the long part
+    jobs = pool.connect() if isinstance(pool, DaskPool) else run.config.workers
+    interrupted = _execute(run, pool, jobs, to_run, verdicts, set(passing))
+    return _scored(
+        run,
+        baseline,
+        scoped,
+        verdicts,
+        _Timing(started, len(to_run), jobs, interrupted),
+    )
+
+
+@dataclass(frozen=True)
+class _Scoped:
+    """The mutants this run is about, and what planning them found."""
+
+    planned: list[PlannedMutant]
+    """Every mutant of the mutated files."""
+    in_scope: list[PlannedMutant]
+    scope: Scope
+    runnable: list[PlannedMutant]
+    """Those of the scope that need a run (of a sample, when sampling)."""
+    data_tables: list[DataTableSample]
+    type_check: TypeCheckSummary | None
+
+
+def _plan_scope(
+    run: RunContext, baseline: BaselineSection, only: set[str] | None, cache: ResultCache
+) -> _Scoped:
+    project, config = run.project, run.config
+    planner = planner_for(project, config, baseline, cache)
+    planned = plan(planner, selection.mutated_files(project, config))
+    in_scope, scope = selection.select_scope(project, config, planned)
+    if only is not None:
+        in_scope = [m for m in in_scope if m.id in only]
+    type_checked = reject_ill_typed(
+        in_scope,
+        project.root,
+        list(project.source_files),
+        config.type_check,
+        project.root / ".audit" / "mypy-cache",
+    )
+    runnable = [m for m in in_scope if m.runnable]
+    if config.sample:
+        runnable = selection.stratified_sample(runnable, config.sample, config.sample_seed)
+    tables = [planner.data_tables[key] for key in sorted(planner.data_tables)]
+    return _Scoped(planned, in_scope, scope, runnable, tables, type_checked)
+
+
+class _Verdicts:
+    """The verdicts as they come in (cached ones first), counted for the progress line,
+    and cached once final."""
+
+    def __init__(self, run: RunContext, cache: ResultCache, runnable: list[PlannedMutant]):
+        self.run, self.cache = run, cache
+        self.by_id = {m.id: m for m in runnable}
+        self.results: dict[str, JobResult] = {}
+        self.cached: set[str] = set()
+        self.undecided: set[str] = set()
+        """Survived, but the subprocesses that run its code never got the mutant."""
+        for mutant in runnable:
+            hit = cache.get(mutant.cache_key)
+            if hit is not None:
+                self.results[mutant.id] = hit
+                self.cached.add(mutant.id)
+        self.tally: Counter[str] = Counter(r.status for r in self.results.values())
+        self.report_progress()
+
+    def report_progress(self) -> None:
+        summary = " ".join(f"{status.lower()} {n}" for status, n in sorted(self.tally.items()))
+        self.run.progress(len(self.results), len(self.by_id), summary)
+
+    def add(self, result: JobResult) -> None:
+        self.results[result.id] = result
+        self.tally[result.status] += 1
+        if result.subprocess_unreached and self.run.config.copy_path and not result.on_copy:
+            self.undecided.add(result.id)  # not final: cached after the copy run
+        else:
+            self.cache.put(self.by_id[result.id].cache_key, result)
+        self.report_progress()
+
+    def take_back(self, mutant_id: str) -> None:
+        """A verdict that is not final after all: the mutant runs again on a copy."""
+        self.tally[self.results.pop(mutant_id).status] -= 1
+
+    def drop_undecided(self) -> None:
+        """After Ctrl-C: a survivor waiting for its copy run has no verdict."""
+        for mutant_id in self.undecided:
+            if mutant_id in self.results and not self.results[mutant_id].on_copy:
+                del self.results[mutant_id]
+
+
+def _module_names(run: RunContext) -> dict[str, str]:
+    project = run.project
+    return {str(path): project.module_name(path) for path in project.source_files}
+
+
+def _dispatch_order(run: RunContext, in_process: list[PlannedMutant]) -> list[PlannedMutant]:
+    if run.deadline is not None:
+        # Under a budget any prefix of the run must be a fair sample: no family first.
+        return selection.stratified_order(in_process, run.config.sample_seed)
+    # The extreme family first: pseudo-tested functions show up before the full run.
+    # One stream, so no runner waits for the family's last mutant before the rest.
+    order = [m for m in in_process if m.site.family == "extreme"]
+    return order + [m for m in in_process if m.site.family != "extreme"]
+
+
+def _within_budget(
+    run: RunContext, mutants: list[PlannedMutant], jobs: int
+) -> Iterator[PlannedMutant]:
+    """Every worker gets one mutant however small the budget: planning and runner
+    start-up alone may use it up, and a sampled run needs verdicts to estimate from."""
+    for dispatched, mutant in enumerate(mutants):
+        if run.deadline is not None and dispatched >= jobs and time.monotonic() >= run.deadline:
+            return
+        yield mutant
+
+
+def _execute(
+    run: RunContext,
+    pool: RunnerPool | DaskPool,
+    jobs: int,
+    to_run: list[PlannedMutant],
+    verdicts: _Verdicts,
+    passing: set[str],
+) -> bool:
+    """Runs the mutants on the workers, then on copies those that need one; True when
+    Ctrl-C stopped it (every final verdict so far is kept, and cached)."""
+    project, config, deadline = run.project, run.config, run.deadline
+    module_names = _module_names(run)
+    in_process = [m for m in to_run if m.path != "copy"]
+    order = _within_budget(run, _dispatch_order(run, in_process), jobs)
+    try:
+        pool.run(
+            (job_for(m, module_names[m.abs_path], project, config) for m in order),
+            verdicts.add,
+            stop_at=None if deadline is None else deadline + BUDGET_GRACE_SECONDS,
+        )
+        pool.close()
+        # Survivors whose subprocesses the hook could not reach get a copy of the project.
+        second_chance = [m for m in in_process if m.id in verdicts.undecided]
+        for mutant in second_chance:
+            verdicts.take_back(mutant.id)
+        work = [(m, m.tests) for m in to_run if m.path == "copy"]
+        work += [(m, m.subprocess_reach) for m in second_chance]
+        run_on_copies(run, work, passing, jobs, verdicts.add)
+    except (KeyboardInterrupt, IncompleteRunError):
+        verdicts.drop_undecided()
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class _Timing:
+    started: float
+    executed: int
+    jobs: int
+    interrupted: bool
+
+
+def _scored(
+    run: RunContext,
+    baseline: BaselineSection,
+    scoped: _Scoped,
+    verdicts: _Verdicts,
+    timing: _Timing,
+) -> MutationRun:
+    """The section: verdicts with acceptances applied, scores, evidence and how it ran."""
+    project, config = run.project, run.config
+    results, in_scope = verdicts.results, scoped.in_scope
+    stopped_by_budget = any(m.id not in results for m in scoped.runnable)
+    reported = [m for m in in_scope if not m.runnable or m.id in results]
+    mutants, expired = acceptance.apply(
+        sorted(
+            (to_report(m, results.get(m.id), m.id in verdicts.cached) for m in reported),
+            key=lambda mutant: mutant.id,
+        ),
+        {m.file: m.source for m in in_scope},
+        acceptance.read_ledger(project.root),
+    )
+    duration = time.perf_counter() - timing.started
+    sampled = config.sample is not None or (stopped_by_budget and config.time_budget is not None)
+    passing = [t.nodeid for t in baseline.tests if t.reliable]
+    ran = [
+        results[m.id] for m in scoped.runnable if m.id in results and m.id not in verdicts.cached
+    ]
+    section = MutationSection(
+        **scoring.derived_fields(mutants, passing, targeted_files(project), config.all_killers),
+        checks=assertion_evidence(
+            mutants, project.root, [project.relative(f) for f in project.test_files]
+        ),
+        cache_hits=len(verdicts.cached),
+        jobs=timing.jobs,
+        duration=round(duration, 3),
+        mutants_per_second=round(timing.executed / duration, 2)
+        if duration and timing.executed
+        else 0.0,
+        **overheads(ran, duration, timing.jobs),
+        verification=_verification(run, baseline, scoped, mutants),
+        scope=scoped.scope,
+        estimate=estimate(in_scope, results, config) if sampled else None,
+        project_known=_project_known(scoped.scope, scoped.planned, results, verdicts.cache),
+        stopped_by_budget=stopped_by_budget and not timing.interrupted,
+        interrupted=timing.interrupted,
+        data_tables=scoped.data_tables,
+        type_check=scoped.type_check,
+        expired_acceptances=expired,
+    )
+    return MutationRun(section, _survivor_jobs(run, scoped, mutants))
+
+
+def _verification(
+    run: RunContext, baseline: BaselineSection, scoped: _Scoped, mutants: list[Mutant]
+) -> Verification | None:
+    """`--verify-sample N`: N verdicts checked against fresh runs of the mutated code."""
+    if not run.config.verify_sample:
+        return None
+    by_id = {m.id: m for m in scoped.in_scope}
+    return verify_sample(
+        run,
+        baseline,
+        mutants,
+        run.config.verify_sample,
+        lambda mutant_id: by_id[mutant_id].site.apply(by_id[mutant_id].source),
+    )
+
+
+def _survivor_jobs(run: RunContext, scoped: _Scoped, mutants: list[Mutant]) -> dict[str, Job]:
+    """Each survivor's job as the executor ran it, for the probes' witness searches."""
+    module_names = _module_names(run)
+    survived = {mutant.id for mutant in mutants if mutant.status == "Survived"}
+    return {
+        m.id: job_for(m, module_names[m.abs_path], run.project, run.config)
+        for m in scoped.in_scope
+        if m.id in survived
+    }
+
+
+def _project_known(
+    scope: Scope,
+    planned: list[PlannedMutant],
+    results: dict[str, JobResult],
+    cache: ResultCache,
+) -> MutationScores | None:
+    """In diff mode, the whole project's scores over every mutant with a known verdict:
+    this run's, earlier runs' (the cache) and the statically known ones."""
+    if scope.kind != "diff":
+        return None
+    known = []
+    for mutant in planned:
+        result = results.get(mutant.id) or (
+            cache.get(mutant.cache_key) if mutant.runnable else None
+        )
+        if mutant.runnable and result is None:
+            continue
+        known.append(to_report(mutant, result, cached=False))
+    return scoring.scores(known)

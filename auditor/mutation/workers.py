@@ -1,0 +1,80 @@
+"""The workers of a mutation run: local runner processes or a Dask cluster, and how far
+a mutant's child may grow."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from auditor.context import RunContext
+from auditor.discovery.project import Project
+from auditor.errors import ConfigError
+from auditor.mutation.cache import ResultCache
+from auditor.mutation.distributed import DaskPool
+from auditor.mutation.executor import PoolSettings, RunnerPool
+from auditor.report import BaselineSection
+
+
+@contextlib.contextmanager
+def mutation_pool(run: RunContext, baseline: BaselineSection) -> Iterator[RunnerPool | DaskPool]:
+    """The workers of a mutation run. On a first run (nothing cached) local runners start
+    at once, so they collect the tests while the caller goes on (the smells, planning);
+    a rerun starts them only if some mutant has no cached verdict."""
+    with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
+        pool = _pool(run, baseline, Path(scratch), run.config.workers)
+        try:
+            if isinstance(pool, RunnerPool) and _first_run(run.project):
+                pool.start()
+            yield pool
+        finally:
+            pool.close()
+
+
+def _first_run(project: Project) -> bool:
+    cache = ResultCache(project.root)
+    try:
+        return cache.is_empty()
+    finally:
+        cache.close()
+
+
+def _pool(
+    run: RunContext, baseline: BaselineSection, scratch: Path, jobs: int
+) -> RunnerPool | DaskPool:
+    project, config = run.project, run.config
+    root = os.path.realpath(project.root)
+
+    def inside(path: Path) -> str:
+        return os.path.relpath(os.path.realpath(path), root)
+
+    settings = PoolSettings(
+        test_paths=[project.relative(path) for path in project.collect_paths],
+        deselect=[t.nodeid for t in baseline.tests if t.outcome in ("crashed", "timeout")],
+        source_files=sorted(inside(path) for path in project.source_files),
+        source_roots=[inside(path) for path in project.source_roots],
+        allow_write=config.allow_write,
+        memory_limit_mb=config.memory_limit_mb,
+        child_growth_limit_mb=child_growth_limit_mb(baseline, config.memory_limit_mb),
+        isolation=run.isolation,
+    )
+    if config.executor == "dask":
+        if not config.scheduler:
+            raise ConfigError("executor 'dask' needs a scheduler address (--scheduler)")
+        return DaskPool(config.scheduler, project.root, settings)
+    return RunnerPool(root=Path(root), settings=settings, workdir=scratch, jobs=jobs)
+
+
+_MIN_CHILD_GROWTH_MB = 16
+
+
+def child_growth_limit_mb(baseline: BaselineSection, memory_limit_mb: int) -> int:
+    """How much a mutant's child may grow beyond its runner: twice what the whole suite
+    grew by in the baseline (under coverage, so more than the tests alone need), 16 MB
+    at least. A runaway mutant is stopped there, not at the memory limit, so it never
+    costs more than its share of the machine."""
+    wanted = max(_MIN_CHILD_GROWTH_MB, math.ceil(2 * baseline.memory_growth_mb))
+    return min(memory_limit_mb, wanted)

@@ -1,0 +1,147 @@
+"""A rerun takes each unchanged source's mutation sites from `.audit/` instead of parsing
+it again, and plans exactly the same mutants."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from auditor.mutation import compiler as compiler_module
+from auditor.mutation import plan as plan_module
+from auditor.mutation.cache import ResultCache
+from auditor.mutation.plan import Planner, PlanSettings, TimeoutPolicy, plan
+from auditor.report import BaselineSection
+from mutators.registry import operators
+
+
+@pytest.fixture
+def shop(fixture_runs):
+    _, report, root, _ = fixture_runs["shop", "tests_shallow"]
+    baseline = BaselineSection.model_validate(report["baseline"])
+    return root, baseline, sorted((root / "shop").glob("*.py"))
+
+
+def planner(root, baseline, cache) -> Planner:
+    return Planner(root, baseline, PlanSettings(operators(), TimeoutPolicy(3.0, 2.0)), cache)
+
+
+def planned(mutants) -> list[tuple]:
+    return [(m.id, m.status, m.path, m.cache_key, m.diff, m.tests) for m in mutants]
+
+
+@pytest.mark.slow
+def test_a_rerun_plans_the_same_mutants_without_parsing_or_compiling(shop, tmp_path, monkeypatch):
+    root, baseline, files = shop
+    cache = ResultCache(tmp_path)
+    first = plan(planner(root, baseline, cache), files)
+
+    def again(*args):
+        raise AssertionError("an unchanged source was parsed or compiled again")
+
+    monkeypatch.setattr(plan_module, "find_mutations", again)
+    monkeypatch.setattr(compiler_module, "compile_module", again)
+    rerun = plan(planner(root, baseline, cache), files)
+    assert any(m.path == "swap" for m in first)
+    assert planned(rerun) == planned(first)
+    assert [m.function_code for m in rerun] == [m.function_code for m in first]
+
+
+@pytest.mark.slow
+def test_a_changed_source_is_parsed_again(shop, tmp_path, monkeypatch):
+    root, baseline, _ = shop
+    cache = ResultCache(tmp_path)
+    copy = tmp_path / "pricing.py"
+    copy.write_text((root / "shop" / "pricing.py").read_text())
+    plan(planner(tmp_path, baseline, cache), [copy])
+    copy.write_text(copy.read_text() + "\n\ndef added(x):\n    return x + 1\n")
+    parsed = []
+    real = plan_module.find_mutations
+    monkeypatch.setattr(plan_module, "find_mutations", lambda *a: parsed.append(1) or real(*a))
+    mutants = plan(planner(tmp_path, baseline, cache), [copy])
+    assert parsed == [1]
+    assert any(m.site.function == "added" for m in mutants)
+
+
+def test_a_set_literals_code_has_the_same_fingerprint_in_every_process():
+    """Sets print in hash order, which changes with each process: a cache key built from
+    them would never match on a rerun."""
+    program = (
+        "import json\n"
+        "from auditor.mutation.compiler import fingerprint\n"
+        'code = compile(\'def f(x):\\n    return x in {"alpha", "beta", "gamma"}\\n\','
+        " 'm.py', 'exec')\n"
+        "print(json.dumps(fingerprint(code.co_consts[0]), default=str))\n"
+    )
+    printed = {
+        subprocess.run(
+            [sys.executable, "-c", program],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(1, 6)
+    }
+    assert len(printed) == 1
+
+
+@pytest.mark.slow
+def test_the_plans_of_a_file_s_earlier_versions_are_dropped(shop, tmp_path):
+    root, baseline, _ = shop
+    cache = ResultCache(tmp_path)
+    copy = tmp_path / "shop" / "pricing.py"  # where the baseline saw tests run it
+    copy.parent.mkdir()
+    copy.write_text((root / "shop" / "pricing.py").read_text())
+    for version in range(3):
+        copy.write_text(copy.read_text() + f"\n\ndef added_{version}(x):\n    return x + 1\n")
+        plan(planner(tmp_path, baseline, cache), [copy])
+    rows = [
+        cache.connection.execute(f"select count(*) from {table}").fetchone()[0]
+        for table in ("sites", "swaps")
+    ]
+    assert rows == [1, 1]
+
+
+@pytest.mark.slow
+def test_the_sites_and_code_made_during_the_baseline_are_the_ones_planning_uses(
+    project_copy, monkeypatch
+):
+    from auditor.config import AuditConfig
+    from auditor.mutation import early_sites
+    from auditor.pipeline import run_audit
+    from tests.conftest import report_differences
+
+    config = AuditConfig(probes=False)
+    usual = run_audit(["tests_strong"], config, project_copy("ledger", "usual/ledger"))
+    monkeypatch.setattr(early_sites, "MIN_SOURCE_BYTES", 0)
+
+    def not_again(*args):
+        raise AssertionError("planning parsed or compiled what the helper had")
+
+    monkeypatch.setattr(plan_module, "find_mutations", not_again)
+    monkeypatch.setattr(compiler_module, "compile_module", not_again)
+    helped = run_audit(["tests_strong"], config, project_copy("ledger", "helped/ledger"))
+
+    def verdicts(report):
+        return {m.id: (m.status, m.killed_by, m.covered_by) for m in report.mutation.mutants}
+
+    usual_verdicts, helped_verdicts = verdicts(usual), verdicts(helped)
+    differing = {
+        mutant_id: (usual_verdicts.get(mutant_id), helped_verdicts.get(mutant_id))
+        for mutant_id in sorted(usual_verdicts.keys() | helped_verdicts.keys())
+        if usual_verdicts.get(mutant_id) != helped_verdicts.get(mutant_id)
+    }
+    assert differing == {}
+    assert report_differences(helped.model_dump(mode="json"), usual.model_dump(mode="json")) == []
+
+
+def test_a_small_project_gets_no_helper_to_find_its_sites(project_copy):
+    from auditor.config import AuditConfig
+    from auditor.discovery.project import discover
+    from auditor.mutation.early_sites import EarlySites
+
+    root = project_copy("ledger")
+    (root / ".audit").mkdir()
+    project = discover(["tests_strong"], None, root)
+    assert EarlySites.start(project, AuditConfig()).process is None

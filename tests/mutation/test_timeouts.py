@@ -1,0 +1,118 @@
+"""How long a mutant's tests may run: the baseline's time, scaled, and the original
+code's time in a child like the mutant's where a mutant runs past that."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from auditor.mutation.protocol import ORIGINAL_TIMING_LIMIT, Job
+from tests.conftest import run_audit
+
+
+def _job(timeout: float) -> Job:
+    return Job(
+        id="m",
+        path="swap",
+        file="f.py",
+        module_name="f",
+        tests=["t.py::test_a"],
+        timeout=timeout,
+        timeout_factor=3.0,
+        timeout_constant=0.5,
+    )
+
+
+def test_a_job_gets_its_timeout_until_the_original_code_is_timed():
+    assert _job(0.6).allowed(None) == 0.6
+
+
+def test_an_original_slower_in_a_child_than_in_the_baseline_gives_the_mutant_longer():
+    assert _job(0.6).allowed(1.0) == pytest.approx(3.5)
+
+
+def test_an_original_faster_in_a_child_never_shortens_the_timeout():
+    assert _job(0.6).allowed(0.01) == 0.6
+
+
+def test_a_job_lasts_at_most_its_timeout_and_what_timing_the_original_can_add():
+    longest = _job(0.6).longest()
+    assert longest == pytest.approx(0.6 + ORIGINAL_TIMING_LIMIT + 3 * ORIGINAL_TIMING_LIMIT + 0.5)
+    assert longest >= _job(0.6).allowed(ORIGINAL_TIMING_LIMIT)
+
+
+def _mutants(root: Path, name: str, source: str, tests: str, mutators: str) -> list[dict]:
+    """The mutants of a one-module project `name` with one test file."""
+    (root / "pyproject.toml").write_text(f'[project]\nname = "{name}"\nversion = "1"\n')
+    (root / f"{name}.py").write_text(source)
+    (root / "tests").mkdir()
+    (root / "tests" / f"test_{name}.py").write_text(tests)
+    out = root / "r.json"
+    flags = ("--no-probes", "--mutators", mutators, "-q", "--json", str(out))
+    result = run_audit("tests", *flags, cwd=root)
+    assert result.returncode == 0, result.stderr
+    return json.loads(out.read_text())["mutation"]["mutants"]
+
+
+LAZY = '''\
+import time
+
+FACTOR = 2
+_loaded = []
+
+
+def load():
+    """What a lazy import costs: paid once per process."""
+    if not _loaded:
+        time.sleep(1.0)
+        _loaded.append(True)
+
+
+def first():
+    load()
+    return 1
+
+
+def double(x):
+    load()
+    return x * FACTOR
+'''
+
+LAZY_TESTS = """\
+from lazy import double, first
+
+
+def test_a_first():
+    assert first() == 1
+
+
+def test_double():
+    assert double(3) == 6
+"""
+
+
+@pytest.mark.slow
+def test_a_cost_the_baseline_charged_to_another_test_is_no_timeout(tmp_path):
+    # In the baseline test_a_first pays the second of `load`; in a mutant's child of
+    # `double` test_double runs alone and pays it, far past its own baseline time.
+    mutants = _mutants(tmp_path, "lazy", LAZY, LAZY_TESTS, "arithmetic,constants")
+    # `FACTOR = 2` runs again in the child (the module path), and so it does, unchanged,
+    # where the runner times the original code.
+    read_by_double = [m for m in mutants if m["function"] == "double" or m["line"] == 3]
+    assert {m["path"] for m in read_by_double} == {"swap", "module"}
+    assert {(m["status"], m["kill_kind"]) for m in read_by_double} == {("Killed", "assertion")}
+
+
+@pytest.mark.slow
+def test_a_mutant_that_loops_forever_is_stopped_soon_after_the_original_code_would_end(
+    tmp_path,
+):
+    spin = "def spin(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"
+    test = "from spin import spin\n\n\ndef test_spin():\n    assert spin(3) == 3\n"
+    mutants = _mutants(tmp_path, "spin", spin, test, "augmented")
+    looping = [m for m in mutants if m["status"] == "Timeout"]
+    assert looping
+    for mutant in looping:
+        allowed = float(re.search(r"within ([0-9.]+)s", mutant["status_reason"])[1])
+        assert allowed < 1.0
