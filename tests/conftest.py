@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -17,8 +19,14 @@ from typing import Any
 
 import pytest
 
+from auditor import pipeline
+from auditor.cli import cli
+from auditor.containment import pids
+from auditor.containment.isolation import choose
+from auditor.errors import ExitCode
 from auditor.probes.protocol import TargetSpec
 from auditor.report import Mutant
+from auditor.stages import STAGES
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -97,16 +105,92 @@ def tree_digest(root: Path) -> dict[str, str]:
     return digest
 
 
-def run_audit(*args: str, cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+REQUIRED_PARTS = frozenset(
+    part.strip() for part in os.environ.get("AUDIT_TEST_REQUIRE", "").split(",") if part.strip()
+)
+"""The parts of the machine a test run insists on (`.ci/run` names them all): where one is
+missing, the tests that need it fail instead of skipping."""
+
+
+@functools.cache
+def _part_available(part: str) -> tuple[bool, str]:
+    """Whether this machine has the part, and if not, why."""
+    if part == "os-sandbox":
+        isolation = choose("auto")
+        return isolation.level == "os", isolation.reason
+    if part == "cgroup":
+        return bool(pids.run_cgroup()), "no writable pids cgroup (not root, or not mounted)"
+    if part == "chromium":
+        found = shutil.which("chromium") or shutil.which("chromium-browser")
+        return found is not None, "Debian's `chromium` is not installed (.ci/run installs it)"
+    raise ValueError(f"unknown part {part!r}: os-sandbox, cgroup or chromium")
+
+
+def needs(part: str) -> None:
+    """Skip the test, saying why, where this machine lacks the part; fail it where the
+    run requires the part (AUDIT_TEST_REQUIRE): there a missing part is a broken machine
+    or a broken probe, never a reason to test less."""
+    available, why = _part_available(part)
+    if available:
+        return
+    if part in REQUIRED_PARTS:
+        pytest.fail(f"needs {part}, which AUDIT_TEST_REQUIRE requires, but: {why}")
+    pytest.skip(f"no {part} here: {why}")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """`@pytest.mark.needs("os-sandbox")`: see `needs`."""
+    for marker in item.iter_markers("needs"):
+        for part in marker.args:
+            needs(part)
+
+
+_fast_tier_test: str | None = None
+"""The node id of the test running now when it is in the fast tier (not marked slow)."""
+
+_SUBCOMMANDS = frozenset(cli.commands) - {"run"}
+_AUDIT_RAN = (ExitCode.PASSED, ExitCode.GATE_FAILED, ExitCode.INCOMPLETE)
+"""The exit codes of an audit whose stages ran (passed, failed the gate, or were cut)."""
+
+
+@pytest.fixture(autouse=True)
+def _fast_tier_runs_no_audit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """A test of the fast tier that runs a whole audit, in process or on the command line,
+    fails and says to mark it `slow`: the fast tier is for the seconds-long loop."""
+    global _fast_tier_test
+    if request.node.get_closest_marker("slow") is not None:
+        yield
+        return
+    _fast_tier_test = request.node.nodeid
+
+    def forbidden(run: Any, draft: Any) -> Any:
+        pytest.fail(f"{request.node.nodeid} runs a whole audit in process: mark it slow")
+
+    monkeypatch.setattr(
+        pipeline, "STAGES", tuple(dataclasses.replace(stage, step=forbidden) for stage in STAGES)
+    )
+    yield
+    _fast_tier_test = None
+
+
+def run_audit(
+    *args: str, cwd: Path, timeout: float = 180, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """The real command line, in a fresh process, as a user would run it."""
-    return subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "auditor", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, "COLUMNS": "200"},
+        env={**(os.environ if env is None else env), "COLUMNS": "200"},
     )
+    command = next((arg for arg in args if not arg.startswith("-")), "run")
+    audited = command not in _SUBCOMMANDS and not {"-h", "--help", "--version"} & set(args)
+    if _fast_tier_test and audited and done.returncode in _AUDIT_RAN:
+        shown = " ".join(args)
+        pytest.fail(f"{_fast_tier_test} runs a whole audit (`audit {shown}`): mark it slow")
+    return done
 
 
 def cached_results(root: Path) -> int:

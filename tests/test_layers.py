@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-AUDITOR = Path(__file__).parent.parent / "auditor"
-
 from auditor.stages import ORDER
+
+AUDITOR = Path(__file__).parent.parent / "auditor"
 
 PACKAGE_OF = {
     "discover": "discovery",

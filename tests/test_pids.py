@@ -11,9 +11,7 @@ import pytest
 
 from auditor.containment import pids
 
-needs_cgroup = pytest.mark.skipif(
-    not pids.run_cgroup(), reason="no writable pids cgroup here (not root, or not mounted)"
-)
+needs_cgroup = pytest.mark.needs("cgroup")
 
 
 def enter_in_a_child(run_folder: str) -> dict:

@@ -5,12 +5,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import pytest_benchmark  # noqa: F401 - a dev extra: a broken install fails here
 
 from tests.conftest import run_audit
 
 pytestmark = pytest.mark.slow
-
-pytest.importorskip("pytest_benchmark")
 
 
 def test_a_benchmarked_function_runs_once_per_test_and_its_checks_still_kill(tmp_path: Path):

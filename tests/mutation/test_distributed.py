@@ -11,11 +11,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import distributed
 import pytest
 
 from tests.conftest import copy_fixture, run_audit
-
-distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,58 @@
+"""The fast tier stays fast: a test not marked `slow` that runs a whole audit fails and
+says so, whether it runs the command line or the pipeline in process."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+INNER_TESTS = """
+import pytest
+from tests.conftest import FIXTURES, run_audit
+from auditor.config import AuditConfig
+from auditor.pipeline import run_audit as audit_in_process
+
+
+def test_fast_on_the_command_line(tmp_path):
+    run_audit(str(FIXTURES / "shop" / "tests_shallow"), "-q", "--no-mutation",
+              "--no-probes", "--json", str(tmp_path / "r.json"), cwd=tmp_path)
+
+
+def test_fast_in_process():
+    audit_in_process([str(FIXTURES / "shop" / "tests_shallow")],
+                     AuditConfig(mutation=False, probes=False), FIXTURES / "shop")
+
+
+@pytest.mark.slow
+def test_slow_on_the_command_line(tmp_path):
+    done = run_audit(str(FIXTURES / "shop" / "tests_shallow"), "-q", "--no-mutation",
+                     "--no-probes", "--json", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+
+
+def test_fast_asks_for_help(tmp_path):
+    assert run_audit("--help", cwd=tmp_path).returncode == 0
+"""
+
+
+@pytest.mark.slow
+def test_a_fast_tier_test_that_runs_an_audit_fails(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    pytester.makeconftest("from tests.conftest import _fast_tier_runs_no_audit  # noqa: F401\n")
+    pytester.makeini("[pytest]\nmarkers =\n    slow: an audit\n")
+    pytester.makepyfile(test_inner=textwrap.dedent(INNER_TESTS))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist")
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_fast_on_the_command_line runs a whole audit (`audit *`): mark it slow*",
+            "*test_fast_in_process runs a whole audit in process: mark it slow*",
+        ]
+    )
