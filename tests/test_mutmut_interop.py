@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from auditor.mutmut_import import STATUS
 from auditor.report import Report
 from tests.conftest import copy_fixture, run_audit
 
@@ -93,11 +92,24 @@ def _mutmut_results(root: Path) -> dict[str, str]:
     return dict(re.findall(r"^\s+(\S+): (.+)$", done.stdout, re.MULTILINE))
 
 
+MUTMUT_TO_AUDIT = {
+    "killed": "Killed",
+    "segfault": "Killed",
+    "survived": "Survived",
+    "no tests": "NoCoverage",
+    "timeout": "Timeout",
+    "suspicious": "RuntimeError",
+    "caught by type check": "CompileError",
+    "skipped": "Ignored",
+}
+"""docs/engine.md, Verdicts: what each of mutmut's statuses becomes."""
+
+
 def test_imported_verdicts_are_mutmuts_own(after_mutmut):
     result = run_audit("import", "mutmut", "tests_shallow", "-q", "--no-probes", cwd=after_mutmut)
     assert result.returncode == 0, result.stderr
     report = Report.read(after_mutmut / ".audit" / "report.json")
-    theirs = Counter(STATUS[status] for status in _mutmut_results(after_mutmut).values())
+    theirs = Counter(MUTMUT_TO_AUDIT[status] for status in _mutmut_results(after_mutmut).values())
     ours = Counter(m.status for m in report.mutation.mutants)
     assert ours == theirs and sum(ours.values()) > 100
     assert {m.path for m in report.mutation.mutants} == {"imported"}
@@ -108,6 +120,7 @@ def test_an_imported_mutant_points_at_the_line_it_changes(after_mutmut):
     result = run_audit("import", "mutmut", "tests_shallow", "-q", "--no-probes", cwd=after_mutmut)
     assert result.returncode == 0, result.stderr
     report = Report.read(after_mutmut / ".audit" / "report.json")
+    assert report.mutation.mutants
     for mutant in report.mutation.mutants:
         source = (after_mutmut / mutant.file).read_text().splitlines()
         assert source[mutant.line - 1].strip() == mutant.original.splitlines()[0].strip()

@@ -192,6 +192,7 @@ def test_each_accepted_test_kills_a_mutant_the_suite_missed(model_run):
         assert candidate["kills"] and set(candidate["kills"]) <= missed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "stage", "reason"),
     [

@@ -154,7 +154,7 @@ def test_every_mutant_of_a_realistic_module_compiles(mutants_of, family):
         "def parse(text: str, limit: int = 3) -> list[str]:\n"
         "    parts = []\n"
         "    for index, word in enumerate(text.split()):\n"
-        "        if index >= limit or not word:\n"
+        "        if index + 1 > limit or not word:\n"
         "            break\n"
         "        parts.append(word.lower()[1:])\n"
         "    try:\n"
@@ -163,8 +163,10 @@ def test_every_mutant_of_a_realistic_module_compiles(mutants_of, family):
         "        raise ValueError('empty')\n"
         "    return parts if parts else ['x']\n"
     )
-    for mutated in mutants_of(source, family):
-        compile(mutated, "m.py", "exec")
+    mutated = mutants_of(source, family)
+    assert mutated, f"{family} finds no site in a module that has one of each kind"
+    for text in mutated:
+        compile(text, "m.py", "exec")
 
 
 def test_registry_enables_and_disables_families():
