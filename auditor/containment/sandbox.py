@@ -31,7 +31,7 @@ def derandomize_hypothesis() -> None:
     Called from `pytest_configure`: after pytest has imported its plugins (importing
     Hypothesis earlier defeats assertion rewriting, an error under `filterwarnings =
     error`) and before test modules decorate their tests. Hypothesis is not imported for
-    this: a suite that never uses it would carry it (13 MB) in every runner and every
+    this: a suite that never uses it would carry its memory in every runner and every
     mutant's child. If nothing has imported it yet, the profile is loaded the moment
     something does."""
     if "hypothesis" in sys.modules:

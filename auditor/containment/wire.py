@@ -3,7 +3,7 @@ engine's runners, the probe processes).
 
 What crosses is a plain dataclass of the stage's `protocol` module, as JSON: a spec the
 child reads at its start (a file, or the runner's first line), then one message per
-line either way. Plain dataclasses keep pydantic (~8 MB, and its import time) out of
+line either way. Plain dataclasses keep pydantic (its memory and import time) out of
 the processes that do not need it: a runner forks a child per mutant, and the baseline
 runs the user's suite.
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pydantic's models: 14 MB the early-sites helper does without
+if TYPE_CHECKING:  # pydantic's models, which the early-sites helper does without
     from auditor.report import BaselineSection, TestResult
 
 LinesToTests = dict[str, dict[int, set[str]]]

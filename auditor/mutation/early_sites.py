@@ -1,8 +1,8 @@
 """Find the sources' mutation sites, and compile their mutants, while the baseline runs.
 
-Finding them is libcst's parse and visit of every source file (toolz: 2-2.5 s of a first
-run's planning); compiling each mutant's function for the swap path is most of the rest
-(tabulate: 5 s for 3,400 mutants). Neither needs the baseline. A helper process does both
+Finding them is libcst's parse and visit of every source file, most of a first run's
+planning; compiling each mutant's function for the swap path is most of the rest.
+Neither needs the baseline. A helper process does both
 on the core the baseline leaves idle and writes them to the plan cache, where planning
 finds them as it does on a rerun. Any failure only means planning does the work itself.
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from auditor.containment.launch import own_module
 
-if TYPE_CHECKING:  # the helper itself does without pydantic (14 MB)
+if TYPE_CHECKING:  # the helper itself does without pydantic and its memory
     from auditor.config import AuditConfig
     from auditor.discovery.project import Project
 
@@ -121,7 +121,7 @@ def main() -> int:
             except (OSError, UnicodeDecodeError, libcst.ParserSyntaxError):
                 continue
             cache.put_sites(sites_key(salt, source), sites)
-            release_freed_memory()  # the syntax tree's pages (tabulate: 86 -> 45 MB)
+            release_freed_memory()  # the syntax tree's pages, back to the system
             compile_swaps(source, file, sites, swaps_salt(salt), cache)
     finally:
         cache.close()

@@ -30,8 +30,8 @@ from auditor.mutation.protocol import Job, JobResult, RunnerSpec
 _STARTUP_TIMEOUT = 120.0
 _QUEUED_PER_RUNNER = 2
 """A runner has its next job at hand when a child ends: it forks again at once instead
-of waiting for the audit process to take the result in and answer (on 2 busy cores
-that wait was 1-3 ms per mutant on tabulate)."""
+of waiting for the audit process to take the result in and answer, a wait that adds up
+over thousands of mutants on busy cores."""
 
 
 @dataclass

@@ -44,7 +44,7 @@ from mutators.base import Operator
 from mutators.registry import UnknownFamily, operators
 from mutators.sites import Site, find_mutations
 
-if TYPE_CHECKING:  # pydantic's models: 14 MB the early-sites helper does without
+if TYPE_CHECKING:  # pydantic's models, which the early-sites helper does without
     from auditor.report import BaselineSection, MutantStatus
 
 
@@ -233,8 +233,8 @@ class Planner:
         )
 
     def _tests_of(self, tests: set[str], *first: Iterable[str]) -> _TestSet:
-        """Mutants of the same lines share their tests (tabulate: 3,945 mutants, 226
-        sets of up to 264 tests): ordered, digested and timed once per set. The tests in
+        """Mutants of the same lines share their tests (thousands of mutants, a few
+        hundred sets): ordered, digested and timed once per set. The tests in
         each part of `first` run before the rest, in that order (each part fastest
         first)."""
         everyone = frozenset(tests)

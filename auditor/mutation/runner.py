@@ -88,8 +88,8 @@ class RunnerPlugin:
         for item in self.items.values():
             _brief_failures(item)
             # Computed once here rather than in every child: pytest caches it on the item,
-            # and building it (paths, reportinfo) was a quarter of the protocol's cost
-            # outside the tests on tabulate.
+            # and building it (paths, reportinfo) is a large part of the protocol's cost
+            # outside the tests.
             item.location  # noqa: B018
         self.index = live_functions(set(self.spec.source_files))
         self.send(Ready(collected=len(self.items)))
@@ -326,8 +326,8 @@ def _detach_stdin() -> None:
 
 def _discard_output() -> None:
     """A mutant's child reports through its channel; what its tests print is of no use
-    to anyone (tabulate's tests print tables: ~800 MB into the runner's log per audit),
-    so it goes to /dev/null, in blocks rather than a write per line."""
+    to anyone (a suite that prints tables would write hundreds of megabytes into the
+    runner's log), so it goes to /dev/null, in blocks rather than a write per line."""
     sys.stdout.flush()
     sys.stderr.flush()
     null = os.open(os.devnull, os.O_WRONLY)
@@ -341,7 +341,7 @@ def _discard_output() -> None:
 
 def _brief_failures(item: Any) -> None:
     """A failing test's report says only what failed: a child needs the outcome, and
-    pytest's traceback formatting cost 3.5 ms per killed mutant on toolz (the repr
+    pytest's traceback formatting would cost each killed mutant milliseconds (the repr
     methods are set on the item, so an unknown pytest version merely ignores them)."""
 
     def brief(excinfo: Any, style: Any = None) -> str:

@@ -42,7 +42,7 @@ def module_for(path: str, module_name: str) -> ModuleType:
     named = sys.modules.get(module_name)
     file = getattr(named, "__file__", None)
     if named is not None and file and os.path.realpath(file) == path:
-        return named  # the usual case: one realpath, not one per loaded module (~40 ms)
+        return named  # the usual case: one realpath, not one per loaded module
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if file and os.path.realpath(file) == path:

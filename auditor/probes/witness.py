@@ -70,7 +70,7 @@ class WitnessBatch:
 @dataclass
 class Inputs:
     """What a function's trial run in a grandchild sends back: the inputs it generated,
-    pickled before any call (generating is the costly part, ~3 ms an input); empty when
+    pickled before any call (generating is the costly part); empty when
     they cannot be pickled."""
 
     pickled: str = ""
@@ -93,8 +93,8 @@ _VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items())
 def _pickled(examples: list[Example]) -> bytes:
     """`pickle.dumps`, and the dict views Hypothesis draws for `Iterable` and
     `Collection` parameters (pickle has no reducer for them) as views of a fresh dict:
-    python-slugify's `slugify` got some in every 300 inputs, which its survivors' file
-    child then generated again."""
+    without them, a function that draws views would have its inputs generated again by
+    its survivors' search."""
     buffer = io.BytesIO()
     pickler = pickle.Pickler(buffer)
     pickler.dispatch_table = {**copyreg.dispatch_table, **dict.fromkeys(_VIEWS, _reduce_view)}

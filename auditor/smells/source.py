@@ -61,9 +61,8 @@ def _children(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
 def walk(node: cst.CSTNode, into_functions: bool = False) -> tuple[cst.CSTNode, ...]:
     """Every node below `node`, depth first, not entering nested defs unless asked.
 
-    Cached until `forget_walks`: every rule walks every test (toolz's tests: 11.3 ->
-    3.9 s). Nodes hash by identity, and a cached node is kept alive, so an id is never
-    reused while its entry lives."""
+    Cached until `forget_walks`: every rule walks every test. Nodes hash by identity,
+    and a cached node is kept alive, so an id is never reused while its entry lives."""
     below: list[cst.CSTNode] = []
     stack = [iter(_children(node))]
     while stack:
