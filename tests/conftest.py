@@ -219,6 +219,8 @@ def stable(report: dict) -> dict:
         varying = ("duration", "mutants_per_second", "cache_hits", "overhead_ms")
         for key in (*varying, "child_overhead_ms"):
             mutation.pop(key)
+        if mutation["type_check"] is not None:
+            mutation["type_check"].pop("duration")
         for mutant in mutation["mutants"]:
             mutant.pop("duration")
             mutant.pop("cached")

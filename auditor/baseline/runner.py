@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import os
 import signal
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from auditor.baseline.protocol import ChildSpec
 from auditor.containment import wire
 from auditor.containment.hypothesis_storage import storage_folder, uses_hypothesis
 from auditor.containment.isolation import NO_ISOLATION, Isolation
+from auditor.containment.sandbox import child_environment
 from auditor.errors import IncompleteRunError, SuiteUnusableError
 from auditor.progress import Progress
 
@@ -179,15 +179,10 @@ class BaselineRunner:
         self._cancelled.set()
 
     def _environment(self, private_tmp: Path) -> dict[str, str]:
-        env = dict(os.environ)
-        paths = [*self.source_roots, env.get("PYTHONPATH", "")]
-        env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env["COVERAGE_CORE"] = "ctrace"
-        env["TMPDIR"] = str(private_tmp)
         wanted = uses_hypothesis(self.root, self.test_paths)
         storage = storage_folder(private_tmp, self.isolation, wanted)
-        env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(storage)
+        env = child_environment(self.source_roots, private_tmp, storage)
+        env["COVERAGE_CORE"] = "ctrace"
         env.pop("COVERAGE_PROCESS_START", None)
         return env
 

@@ -5,11 +5,31 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import resource
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
+
+
+def child_environment(
+    python_path: Sequence[str], private_tmp: Path, hypothesis_storage: Path
+) -> dict[str, str]:
+    """What every child that runs the code under test starts with: the caller's
+    environment, the code's folders first on the path, no bytecode written, a private
+    temporary folder, Hypothesis's storage, and one hash seed (unless the user set one):
+    the order of a set of strings, and so what the tests run and pass to the code, is
+    the same in every run."""
+    env = dict(os.environ)
+    paths = [*python_path, env.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.setdefault("PYTHONHASHSEED", "0")
+    env["TMPDIR"] = str(private_tmp)
+    env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(hypothesis_storage)
+    return env
 
 
 def limit_resources(memory_limit_mb: int, cpu_seconds: int | None = None) -> None:

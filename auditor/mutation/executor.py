@@ -24,6 +24,7 @@ from auditor.baseline.child import SUBPROCESS_SITE
 from auditor.containment import wire
 from auditor.containment.hypothesis_storage import storage_folder, uses_hypothesis
 from auditor.containment.isolation import NO_ISOLATION, Isolation
+from auditor.containment.sandbox import child_environment
 from auditor.errors import IncompleteRunError, RunnerStartError
 from auditor.mutation.protocol import Job, JobResult, RunnerSpec
 
@@ -77,17 +78,11 @@ class RunnerPool:
     started_runners: int = 0
 
     def _environment(self, private_tmp: Path) -> dict[str, str]:
-        env = dict(os.environ)
         roots = [str(self.root / path) for path in self.settings.source_roots]
-        # Python processes the tests start import our sitecustomize: it serves the mutant.
-        paths = [str(SUBPROCESS_SITE), *roots, env.get("PYTHONPATH", "")]
-        env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env["TMPDIR"] = str(private_tmp)
         isolation, test_paths = self.settings.isolation, self.settings.test_paths
         storage = storage_folder(private_tmp, isolation, uses_hypothesis(self.root, test_paths))
-        env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(storage)
-        return env
+        # Python processes the tests start import our sitecustomize: it serves the mutant.
+        return child_environment([str(SUBPROCESS_SITE), *roots], private_tmp, storage)
 
     def _start(self, number: int) -> _Runner:
         self.started_runners += 1

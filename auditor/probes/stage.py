@@ -20,6 +20,7 @@ from auditor.config import AuditConfig
 from auditor.containment import wire
 from auditor.containment.hypothesis_storage import storage_folder
 from auditor.containment.isolation import Isolation
+from auditor.containment.sandbox import child_environment
 from auditor.context import RunContext
 from auditor.discovery.project import Project
 from auditor.errors import ProbeError
@@ -123,15 +124,8 @@ def _survivors(
 
 
 def _environment(project: Project, private_tmp: Path, isolation: Isolation) -> dict[str, str]:
-    env = dict(os.environ)
-    paths = [*(str(root) for root in project.source_roots), env.get("PYTHONPATH", "")]
-    env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    # The inputs and outputs a witness shows (a set's order, say) are the same each run.
-    env["PYTHONHASHSEED"] = "0"
-    env["TMPDIR"] = str(private_tmp)
-    env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(storage_folder(private_tmp, isolation))
-    return env
+    roots = [str(root) for root in project.source_roots]
+    return child_environment(roots, private_tmp, storage_folder(private_tmp, isolation))
 
 
 def counts_of(findings: list[ProbeFinding], witnesses: list[Witness]) -> dict[str, int]:
