@@ -141,6 +141,7 @@ def project_info(project: Project) -> ProjectInfo:
         left_out=[
             LeftOut(path=project.relative(path), reason=reason) for path, reason in project.left_out
         ],
+        set_aside=list(project.pytest_options.set_aside),
     )
 
 

@@ -39,7 +39,7 @@ from typing import Any, Literal
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -79,6 +79,10 @@ class ProjectInfo(_Model):
     """Why `source_paths` are the code under test: `--src`, the packaging metadata that
     ships them, or the folders discovery looked at."""
     left_out: list[LeftOut] = Field(default_factory=list)
+    set_aside: list[str] = Field(default_factory=list)
+    """The project's pytest options audit's own test processes went without, and where
+    each came from (`addopts: --cov=pkg`): pytest-cov's, since audit measures coverage
+    itself, per test."""
 
 
 class BlockedAction(_Model):

@@ -405,6 +405,9 @@ def code_under_test(report: Report) -> str:
     if project.left_out:
         left = "; ".join(f"{item.path}: {item.reason}" for item in project.left_out)
         line += f"; left out: {left}"
+    if project.set_aside:
+        options = ", ".join(project.set_aside)
+        line += f"; pytest options set aside (audit measures coverage itself): {options}"
     return line
 
 

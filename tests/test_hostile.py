@@ -227,6 +227,7 @@ def _under(suite: str, sandbox: str):
         return pytest.param(suite, sandbox, marks=pytest.mark.needs("os-sandbox"))
     return pytest.param(suite, sandbox)
 
+
 HAZARDS = {
     "sys_exit_in_test": {"test_calls_sys_exit": ("failed", "SystemExit: 3")},
     "kills_parent": {

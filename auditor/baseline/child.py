@@ -116,6 +116,7 @@ def main(spec_path: str) -> int:
         "--continue-on-collection-errors",
         "-q",
         "--tb=short",
+        *spec.pytest_args,
     ]
     for nodeid in spec.deselect:
         args += ["--deselect", nodeid]

@@ -29,6 +29,8 @@ class ChildSpec:
     """Install the audit-hook guard (off only with `--sandbox none`)."""
     shuffle_seed: int | None = None
     """Run the tests in a seeded random order (the flaky-test rerun)."""
+    pytest_args: list[str] = field(default_factory=list)
+    """Options the project's own would be replaced by (`discovery.pytest_options`)."""
 
 
 # What the child appends, one JSON object per line, to `events_file`.

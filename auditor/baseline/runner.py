@@ -26,6 +26,7 @@ from auditor.containment import wire
 from auditor.containment.hypothesis_storage import storage_folder, uses_hypothesis
 from auditor.containment.isolation import NO_ISOLATION, Isolation
 from auditor.containment.sandbox import child_environment
+from auditor.discovery.pytest_options import AUDIT_DEFAULTS, PytestOptions
 from auditor.errors import IncompleteRunError, SuiteUnusableError
 from auditor.progress import Progress
 
@@ -138,6 +139,54 @@ def merge_observed(events: list[protocol.Event]) -> list[protocol.Observed]:
     return [merged[key] for key in sorted(merged)]
 
 
+_PLUGIN_OF_OPTION = {
+    "--timeout": "pytest-timeout",
+    "--reruns": "pytest-rerunfailures",
+    "--asyncio-mode": "pytest-asyncio",
+    "--benchmark": "pytest-benchmark",
+    "--numprocesses": "pytest-xdist",
+    "--dist": "pytest-xdist",
+    "-n": "pytest-xdist",
+    "--randomly": "pytest-randomly",
+    "--mypy": "pytest-mypy",
+    "--doctest-rst": "pytest-doctestplus",
+    "--doctest-plus": "pytest-doctestplus",
+    "--django": "pytest-django",
+    "--ds": "pytest-django",
+    "--env": "pytest-env",
+    "--mock": "pytest-mock",
+    "--html": "pytest-html",
+}
+"""Options of common plugins, by prefix: what to install when pytest does not know one."""
+
+
+def pytest_usage_error(output: str) -> str | None:
+    """pytest's own message when it refused its command line (an option of a plugin
+    that is not installed, usually, named in the project's `addopts`), with what to
+    install where the option is a known plugin's; None for any other failure."""
+    message = next(
+        (line.strip() for line in output.splitlines() if "error: unrecognized arguments" in line),
+        None,
+    )
+    if message is None:
+        return None
+    unknown = message.split("unrecognized arguments:", 1)[1].split()
+    plugins = sorted(
+        {
+            plugin
+            for option in unknown
+            for prefix, plugin in _PLUGIN_OF_OPTION.items()
+            if option.split("=", 1)[0].startswith(prefix)
+        }
+    )
+    advice = (
+        f"; install {' and '.join(plugins)} in this environment"
+        if plugins
+        else "; install the pytest plugin they belong to in this environment"
+    )
+    return "unrecognized arguments: " + " ".join(unknown) + advice
+
+
 class BaselineRunner:
     def __init__(
         self,
@@ -155,6 +204,7 @@ class BaselineRunner:
         isolation: Isolation = NO_ISOLATION,
         omit: tuple[str, ...] = (),
         deadline: float | None = None,
+        pytest_options: PytestOptions = AUDIT_DEFAULTS,
     ) -> None:
         self.root = root
         self.test_paths = test_paths
@@ -172,6 +222,7 @@ class BaselineRunner:
         """`time.monotonic()` (the audit's time budget) past which a suite that crashed
         or hung is not run again from its start: the first run and resumes after a
         timeout always go on (the report needs the baseline; a resume makes progress)."""
+        self.pytest_options = pytest_options
         self._cancelled = threading.Event()
 
     def cancel(self) -> None:
@@ -184,6 +235,7 @@ class BaselineRunner:
         env = child_environment(self.source_roots, private_tmp, storage)
         env["COVERAGE_CORE"] = "ctrace"
         env.pop("COVERAGE_PROCESS_START", None)
+        env.update(self.pytest_options.environment)
         return env
 
     def _spec(self, attempt_dir: Path, deselect: list[str]) -> ChildSpec:
@@ -205,6 +257,7 @@ class BaselineRunner:
             measure=self.measure,
             shuffle_seed=self.shuffle_seed,
             guard=self.isolation.level != "none",
+            pytest_args=list(self.pytest_options.args),
         )
 
     def _run_once(
@@ -346,6 +399,9 @@ class BaselineRunner:
             collecting = [e.path for e in attempt.events if isinstance(e, protocol.Collecting)]
             where = f" while collecting {collecting[-1]}" if collecting else " before any test"
             reason = "hung" if attempt.hung else _describe_exit(attempt.returncode or 0)
+            usage = pytest_usage_error(output)
+            if usage is not None:
+                raise SuiteUnusableError(f"pytest refused the project's options: {usage}")
             last_line = next((line for line in reversed(output.splitlines()) if line.strip()), "")
             detail = f" ({last_line.strip()})" if last_line else ""
             raise SuiteUnusableError(f"{reason}{where}{detail}")

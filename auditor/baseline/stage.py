@@ -131,6 +131,7 @@ def _runner(run: RunContext, workdir: Path, shuffle_seed: int | None = None) -> 
         isolation=run.isolation,
         omit=project.test_code,
         deadline=run.deadline,
+        pytest_options=project.pytest_options,
     )
 
 

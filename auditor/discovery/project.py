@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import configparser
 import fnmatch
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.discovery.packaging import distributed_code
+from auditor.discovery.pytest_options import PytestOptions, own_pytest_options
 from auditor.errors import DiscoveryError
 
 if sys.version_info >= (3, 11):
@@ -117,6 +119,11 @@ class Project:
     def module_name(self, path: Path) -> str:
         """The dotted name a file of the code under test imports under."""
         return module_name(path, self.source_roots)
+
+    @property
+    def pytest_options(self) -> PytestOptions:
+        """What audit's own pytest runs add and set aside (pytest-cov's options)."""
+        return own_pytest_options(self.ini_options, os.environ)
 
     @property
     def collect_paths(self) -> tuple[Path, ...]:

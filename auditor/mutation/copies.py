@@ -98,6 +98,7 @@ class CopyPool:
             memory_limit_mb=config.memory_limit_mb,
             measure=False,
             isolation=self.isolation,
+            pytest_options=project.pytest_options,
         )
         try:
             outcome = runner.run(lambda *_: None)

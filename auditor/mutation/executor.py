@@ -25,6 +25,7 @@ from auditor.containment import wire
 from auditor.containment.hypothesis_storage import storage_folder, uses_hypothesis
 from auditor.containment.isolation import NO_ISOLATION, Isolation
 from auditor.containment.sandbox import child_environment
+from auditor.discovery.pytest_options import AUDIT_DEFAULTS, PytestOptions
 from auditor.errors import IncompleteRunError, RunnerStartError
 from auditor.mutation.protocol import Job, JobResult, RunnerSpec
 
@@ -63,6 +64,7 @@ class PoolSettings:
     memory_limit_mb: int
     child_growth_limit_mb: int
     isolation: Isolation = NO_ISOLATION
+    pytest_options: PytestOptions = AUDIT_DEFAULTS
 
 
 @dataclass
@@ -82,7 +84,9 @@ class RunnerPool:
         isolation, test_paths = self.settings.isolation, self.settings.test_paths
         storage = storage_folder(private_tmp, isolation, uses_hypothesis(self.root, test_paths))
         # Python processes the tests start import our sitecustomize: it serves the mutant.
-        return child_environment([str(SUBPROCESS_SITE), *roots], private_tmp, storage)
+        env = child_environment([str(SUBPROCESS_SITE), *roots], private_tmp, storage)
+        env.update(self.settings.pytest_options.environment)
+        return env
 
     def _start(self, number: int) -> _Runner:
         self.started_runners += 1
@@ -103,6 +107,7 @@ class RunnerPool:
             log_file=str(home / "output.log"),
             scratch=str(home),
             basetemp=str(private_tmp / "basetemp"),
+            pytest_args=list(self.settings.pytest_options.args),
         )
         spec_path = home / "spec.json"
         wire.write(spec_path, spec)

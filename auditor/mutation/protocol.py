@@ -26,6 +26,8 @@ class RunnerSpec:
     scratch: str
     """The runner's own folder: a mutant's child writes the spec its subprocesses read."""
     guard: bool = True
+    pytest_args: list[str] = field(default_factory=list)
+    """Options the project's own would be replaced by (`discovery.pytest_options`)."""
 
 
 ORIGINAL_TIMING_LIMIT = 10.0

@@ -525,6 +525,7 @@ def main(spec_path: str) -> int:
     if spec.guard:
         guard.install(spec.allowed_roots, lambda blocked: None, [spec.root])
     args = [*spec.test_paths, "--rootdir", spec.root, "--basetemp", spec.basetemp, *_PYTEST_ARGS]
+    args += spec.pytest_args
     for nodeid in spec.deselect:
         args += ["--deselect", nodeid]
     status = pytest.main(args, plugins=[plugin])

@@ -60,6 +60,7 @@ def _pool(
         memory_limit_mb=config.memory_limit_mb,
         child_growth_limit_mb=child_growth_limit_mb(baseline, config.memory_limit_mb),
         isolation=run.isolation,
+        pytest_options=project.pytest_options,
     )
     if config.executor == "dask":
         if not config.scheduler:
