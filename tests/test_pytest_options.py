@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.baseline.runner import pytest_usage_error
+from auditor.baseline.runner import conftest_import_error, pytest_usage_error
 from auditor.discovery.pytest_options import (
     NO_COVERAGE_PLUGIN,
     own_pytest_options,
@@ -55,8 +55,23 @@ def test_an_unknown_option_gets_pytests_message_and_the_plugin_to_install():
         "  inifile: /p/pyproject.toml\n"
     )
     assert pytest_usage_error(output) == (
-        "unrecognized arguments: --timeout=5 -n 2; install pytest-timeout and pytest-xdist "
-        "in this environment"
+        "pytest refused the project's options: unrecognized arguments: --timeout=5 -n 2; "
+        "install pytest-timeout and pytest-xdist in this environment"
+    )
+
+
+def test_a_conftest_that_cannot_import_is_named_with_pytests_reason():
+    output = (
+        "ImportError while loading conftest '/p/tests/conftest.py'.\n"
+        "tests/conftest.py:5: in <module>\n"
+        "    from tests.base import Blog\n"
+        "tests/base.py:10: in <module>\n"
+        "    import simplejson\n"
+        "E   ModuleNotFoundError: No module named 'simplejson'\n"
+    )
+    assert conftest_import_error(output, Path("/p")) == (
+        "cannot import tests/conftest.py: ModuleNotFoundError: No module named 'simplejson';"
+        " install what the tests need here"
     )
 
 

@@ -184,7 +184,23 @@ def pytest_usage_error(output: str) -> str | None:
         if plugins
         else "; install the pytest plugin they belong to in this environment"
     )
-    return "unrecognized arguments: " + " ".join(unknown) + advice
+    return "pytest refused the project's options: unrecognized arguments: " + (
+        " ".join(unknown) + advice
+    )
+
+
+def conftest_import_error(output: str, root: Path) -> str | None:
+    """The conftest pytest could not import, and why, from pytest's own report of it;
+    None for any other failure."""
+    lines = output.splitlines()
+    for number, line in enumerate(lines):
+        if line.startswith("ImportError while loading conftest '"):
+            path = Path(line.split("'", 2)[1])
+            shown = path.relative_to(root) if path.is_relative_to(root) else path
+            errors = [text[1:].strip() for text in lines[number + 1 :] if text.startswith("E ")]
+            why = errors[-1] if errors else "see its traceback under pytest"
+            return f"cannot import {shown}: {why}; install what the tests need here"
+    return None
 
 
 class BaselineRunner:
@@ -399,9 +415,9 @@ class BaselineRunner:
             collecting = [e.path for e in attempt.events if isinstance(e, protocol.Collecting)]
             where = f" while collecting {collecting[-1]}" if collecting else " before any test"
             reason = "hung" if attempt.hung else _describe_exit(attempt.returncode or 0)
-            usage = pytest_usage_error(output)
-            if usage is not None:
-                raise SuiteUnusableError(f"pytest refused the project's options: {usage}")
+            refused = pytest_usage_error(output) or conftest_import_error(output, self.root)
+            if refused is not None:
+                raise SuiteUnusableError(refused)
             last_line = next((line for line in reversed(output.splitlines()) if line.strip()), "")
             detail = f" ({last_line.strip()})" if last_line else ""
             raise SuiteUnusableError(f"{reason}{where}{detail}")
