@@ -193,6 +193,19 @@ def run_audit(
     return done
 
 
+def one_module_mutants(root: Path, name: str, source: str, tests: str, mutators: str) -> list[dict]:
+    """The mutants of a one-module project `name` with one test file."""
+    (root / "pyproject.toml").write_text(f'[project]\nname = "{name}"\nversion = "1"\n')
+    (root / f"{name}.py").write_text(source)
+    (root / "tests").mkdir()
+    (root / "tests" / f"test_{name}.py").write_text(tests)
+    out = root / "r.json"
+    flags = ("--no-probes", "--mutators", mutators, "-q", "--json", str(out))
+    result = run_audit("tests", *flags, cwd=root)
+    assert result.returncode == 0, result.stderr
+    return json.loads(out.read_text())["mutation"]["mutants"]
+
+
 def cached_results(root: Path) -> int:
     """Verdicts in a project's result cache (read-only: the run may still be writing)."""
     cache = root / ".audit" / "cache.sqlite"

@@ -62,3 +62,20 @@ def _by_line(ran: object) -> LinesToTests:
             for line in lines:
                 index[file][line].add(nodeid)
     return index
+
+
+def statement_lines(source: str) -> dict[int, int]:
+    """Each continuation line of a multi-line statement, and the statement's first line:
+    coverage.py records a statement that ran under its first line only, so a mutant on
+    a later line of it is covered by the tests that ran that one. Empty for a source
+    coverage.py cannot parse (planning then finds no sites in it either)."""
+    from coverage.exceptions import CoverageException
+    from coverage.parser import PythonParser
+
+    parser = PythonParser(text=source)
+    try:
+        parser.parse_source()
+    except (CoverageException, SyntaxError, ValueError):
+        return {}
+    lines = range(1, source.count("\n") + 2)
+    return {line: first for line in lines if (first := parser.first_line(line)) != line}

@@ -32,7 +32,7 @@ from auditor.mutation.compiler import (
     Swaps,
     line_starts,
 )
-from auditor.mutation.coverage_index import CoverageIndex
+from auditor.mutation.coverage_index import CoverageIndex, statement_lines
 from auditor.mutation.data_tables import DataTable, find_data_tables
 from auditor.mutation.entry_keys import EntryKey, entry_keys, entry_tests, keys_at
 from auditor.mutation.keys import digest, sites_key, sites_salt, swaps_salt
@@ -150,7 +150,15 @@ class _File:
     keys: list[EntryKey]
     bodies: list[LambdaBody]
     called: set[int]
+    statement_of: dict[int, int]
+    """A continuation line's statement's first line, where coverage records it."""
     seen: dict[tuple, str] = field(default_factory=dict)
+
+    def measured_lines(self, site: Site) -> set[int]:
+        """The site's lines, as coverage knows them: a line of a multi-line statement
+        counts as that statement's first line."""
+        lines = range(site.line, site.end_line + 1)
+        return {*lines, *(self.statement_of[n] for n in lines if n in self.statement_of)}
 
     @property
     def tests(self) -> set[str]:
@@ -327,12 +335,13 @@ class Planner:
             keys=entry_keys(source) if module_level else [],
             bodies=lambda_bodies(source),
             called=self.ran.called_lines.get(relative, set()),
+            statement_of=statement_lines(source),
         )
 
     def _plan_site(self, file: _File, site: Site) -> PlannedMutant | None:
         """The site's mutant with its path, tests and key, or the status it has without a
         run; None for import-time code when module-level mutants are off."""
-        lines = range(site.line, site.end_line + 1)
+        lines = file.measured_lines(site)
         at_import = bool(file.import_lines.intersection(lines)) or not site.function
         if at_import and not self.settings.module_level:
             return None
@@ -366,9 +375,7 @@ class Planner:
 
     def _covering(self, file: _File, site: Site, at_import: bool) -> set[str]:
         if not at_import:
-            return set().union(
-                *(file.by_line.get(n, ()) for n in range(site.line, site.end_line + 1))
-            )
+            return set().union(*(file.by_line.get(n, ()) for n in file.measured_lines(site)))
         # Import-time code makes values tests may read without running a line of this
         # file (a table, a compiled pattern): the tests that can read what the statement
         # binds run, those that run the file first. Only a file no test imports has no

@@ -1,15 +1,13 @@
 """How long a mutant's tests may run: the baseline's time, scaled, and the original
 code's time in a child like the mutant's where a mutant runs past that."""
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 
 from auditor.config import AuditConfig
 from auditor.mutation.protocol import ORIGINAL_TIMING_LIMIT, Job
-from tests.conftest import run_audit
+from tests.conftest import one_module_mutants
 
 
 def _job(timeout: float) -> Job:
@@ -44,19 +42,6 @@ def test_a_job_lasts_at_most_its_timeout_and_what_timing_the_original_can_add():
     # it fits in the job's longest; and the longest is no more than the three together.
     assert all(timed + job.allowed(timed) <= job.longest() for timed in timings)
     assert job.longest() <= job.timeout + ORIGINAL_TIMING_LIMIT + job.allowed(ORIGINAL_TIMING_LIMIT)
-
-
-def _mutants(root: Path, name: str, source: str, tests: str, mutators: str) -> list[dict]:
-    """The mutants of a one-module project `name` with one test file."""
-    (root / "pyproject.toml").write_text(f'[project]\nname = "{name}"\nversion = "1"\n')
-    (root / f"{name}.py").write_text(source)
-    (root / "tests").mkdir()
-    (root / "tests" / f"test_{name}.py").write_text(tests)
-    out = root / "r.json"
-    flags = ("--no-probes", "--mutators", mutators, "-q", "--json", str(out))
-    result = run_audit("tests", *flags, cwd=root)
-    assert result.returncode == 0, result.stderr
-    return json.loads(out.read_text())["mutation"]["mutants"]
 
 
 LAZY = '''\
@@ -100,7 +85,7 @@ def test_double():
 def test_a_cost_the_baseline_charged_to_another_test_is_no_timeout(tmp_path):
     # In the baseline test_a_first pays the second of `load`; in a mutant's child of
     # `double` test_double runs alone and pays it, far past its own baseline time.
-    mutants = _mutants(tmp_path, "lazy", LAZY, LAZY_TESTS, "arithmetic,constants")
+    mutants = one_module_mutants(tmp_path, "lazy", LAZY, LAZY_TESTS, "arithmetic,constants")
     # `FACTOR = 2` runs again in the child (the module path), and so it does, unchanged,
     # where the runner times the original code.
     read_by_double = [m for m in mutants if m["function"] == "double" or m["line"] == 3]
@@ -114,7 +99,7 @@ def test_a_mutant_that_loops_forever_is_stopped_soon_after_the_original_code_wou
 ):
     spin = "def spin(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"
     test = "from spin import spin\n\n\ndef test_spin():\n    assert spin(3) == 3\n"
-    mutants = _mutants(tmp_path, "spin", spin, test, "augmented")
+    mutants = one_module_mutants(tmp_path, "spin", spin, test, "augmented")
     looping = [m for m in mutants if m["status"] == "Timeout"]
     assert looping
     # What it is allowed follows the test's own time (a factor of it plus the constant),
