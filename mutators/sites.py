@@ -2,10 +2,11 @@
 
 The walk tracks the enclosing top-level function or method (mutants inside a nested
 function belong to it: the swap replaces the outer code object, which re-creates the
-inner one), and skips what must never be mutated: docstrings, annotations and type aliases,
-`if TYPE_CHECKING:` blocks, decorators, logging calls, `__repr__`, dunder assignments
-such as `__all__`, `if __name__ == "__main__":`, and lines marked `# pragma: no mutate`
-or `# audit: no mutate`.
+inner one), and skips what must never be mutated: docstrings, annotations, type aliases and
+the other declarations only a type checker reads (`TypeVar`, `ParamSpec`, `NewType`, an
+`@overload` stub, the body of a `Protocol`), `if TYPE_CHECKING:` blocks, decorators,
+logging calls, `__repr__`, dunder assignments such as `__all__`, `if __name__ ==
+"__main__":`, and lines marked `# pragma: no mutate` or `# audit: no mutate`.
 """
 
 from __future__ import annotations
@@ -147,6 +148,50 @@ def _is_type_alias(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Assign) and _is_type_form(node.value)
 
 
+_TYPE_VARIABLES = {"TypeVar", "ParamSpec", "TypeVarTuple", "NewType"}
+
+
+def _is_typing_only(node: cst.CSTNode) -> bool:
+    """A declaration only a type checker reads: `_T = TypeVar("_T")`, `UserId =
+    NewType("UserId", int)`, an `@overload` stub (the implementation is what runs). A
+    mutant of it changes nothing a test can observe but through typing's
+    introspection. (A `Protocol`'s stub methods are skipped by the walk, which knows
+    the class they are in.)"""
+    if isinstance(node, (cst.Assign, cst.AnnAssign)) and isinstance(node.value, cst.Call):
+        return _name_of(node.value.func).split(".")[-1] in _TYPE_VARIABLES
+    if isinstance(node, cst.FunctionDef):
+        return any(
+            _name_of(decorator.decorator).split(".")[-1] == "overload"
+            for decorator in node.decorators
+        )
+    return False
+
+
+def _is_protocol(node: cst.ClassDef) -> bool:
+    bases = (base.value for base in node.bases)
+    return any(
+        _name_of(base.value if isinstance(base, cst.Subscript) else base).split(".")[-1]
+        == "Protocol"
+        for base in bases
+    )
+
+
+def _is_stub(node: cst.FunctionDef) -> bool:
+    """A body of `...` or `pass` (after a docstring): a signature, nothing that runs."""
+    if isinstance(node.body, cst.SimpleStatementSuite):  # def f(self) -> int: ...
+        smalls = list(node.body.body)
+    else:
+        lines = [line for line in node.body.body if not _is_docstring(line)]
+        if not all(isinstance(line, cst.SimpleStatementLine) for line in lines):
+            return False
+        smalls = [small for line in lines for small in line.body]  # type: ignore[attr-defined]
+    return all(
+        isinstance(small, cst.Pass)
+        or (isinstance(small, cst.Expr) and isinstance(small.value, cst.Ellipsis))
+        for small in smalls
+    )
+
+
 def _assigns_dunder(node: cst.CSTNode) -> bool:
     targets: list[cst.CSTNode] = []
     if isinstance(node, cst.Assign):
@@ -226,10 +271,16 @@ class _SiteCollector(cst.CSTVisitor):
             return True
         if isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal)):
             return True
-        if _is_type_alias(node):
+        if _is_type_alias(node) or _is_typing_only(node):
+            return True
+        if isinstance(node, cst.FunctionDef) and _is_stub(node) and self._in_protocol():
             return True
         position = self._position(node)
         return bool(position and position.start.line in self.no_mutate_lines)
+
+    def _in_protocol(self) -> bool:
+        owner = self.scopes[-1][1] if self.scopes else None
+        return isinstance(owner, cst.ClassDef) and _is_protocol(owner)
 
     def _is_first_in_scope(self, node: cst.CSTNode) -> bool:
         owner = self.scopes[-1][1] if self.scopes else self.module

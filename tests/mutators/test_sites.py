@@ -102,3 +102,47 @@ def test_type_aliases_are_not_mutated(alias):
 def test_a_list_of_the_same_strings_is_data_and_mutated():
     found = sites("CHOICES = ['auto', 'unidecode']\n", ["constants"])
     assert {s.original for s in found} == {"'auto'", "'unidecode'"}
+
+
+@pytest.mark.parametrize(
+    "declaration",
+    [
+        '_InternalT = TypeVar("_InternalT", bound="Field")',
+        'P = typing.ParamSpec("P")',
+        'Ts = TypeVarTuple("Ts")',
+        'UserId = NewType("UserId", int)',
+        '_T: Any = TypeVar("_T")',
+    ],
+)
+def test_type_variables_and_new_types_are_not_mutated(declaration):
+    assert {s.original for s in sites(f"{declaration}\nLIMIT = 3\n", ["constants"])} == {"3"}
+
+
+def test_overload_stubs_are_not_mutated_and_the_implementation_is():
+    source = """\
+        @overload
+        def scale(x: int, by: int = 2) -> int: ...
+        @typing.overload
+        def scale(x: str, by: int = 3) -> str: ...
+        def scale(x, by=4):
+            return x * by
+        """
+    assert {s.original for s in sites(source, ["constants"])} == {"4"}
+
+
+def test_a_protocols_stub_methods_are_not_mutated_and_its_real_ones_are():
+    source = """\
+        class Sized(Protocol):
+            def size(self, scale: int = 2) -> int: ...
+            def area(self, scale: int = 3) -> int:
+                \"\"\"Documented.\"\"\"
+                pass
+            def doubled(self, n: int = 5) -> int:
+                return n * 2
+        """
+    assert {s.original for s in sites(source, ["constants"])} == {"5", "2"}
+
+
+def test_a_class_that_is_no_protocol_keeps_its_stub_methods_mutated():
+    source = "class Base:\n    def size(self, scale=2):\n        ...\n"
+    assert {s.original for s in sites(source, ["constants"])} == {"2"}
