@@ -5,6 +5,8 @@ from __future__ import annotations
 from auditor.report import Report
 from reports.summary import (
     FINDING_TITLES,
+    UNRATED,
+    UNRATED_NOTE,
     acceptance_note,
     accepted,
     banner,
@@ -69,6 +71,8 @@ def _verdict(report: Report) -> list[str]:
     if rated and rating is not None:
         reason = _cell(rating.reason)
         return [*lines, f"No gate thresholds configured; rated by the evidence: {reason}.", ""]
+    if verdict == UNRATED:
+        return [*lines, f"{UNRATED_NOTE[0].upper()}{UNRATED_NOTE[1:]}.", ""]
     if not report.gate.conditions:
         return [*lines, "No gate thresholds configured.", ""]
     return lines

@@ -376,17 +376,22 @@ def failed_conditions(report: Report) -> list[str]:
     return reasons
 
 
+UNRATED = "UNRATED"
+"""The verdict of a run with no thresholds and no rating (the rating needs mutants)."""
+UNRATED_NOTE = "no thresholds configured, and no rating without the mutation run"
+
+
 def banner(report: Report) -> str:
     """What the verdict line says: FAIL when a condition failed or the run is incomplete,
-    PASS when thresholds were set and hold, else the suite's rating (a completed run with
-    no thresholds has passed nothing)."""
+    PASS when thresholds were set and hold, else the suite's rating, or UNRATED without
+    one (a completed run with no thresholds has passed nothing)."""
     if failed_conditions(report):
         return "FAIL"
     configured = [c for c in report.gate.conditions if c.name != "max_collection_errors"]
     rating = report.gate.rating
-    if configured or rating is None:
+    if configured:
         return "PASS"
-    return rating.level.upper()
+    return UNRATED if rating is None else rating.level.upper()
 
 
 def budget_note(report: Report) -> str:

@@ -11,6 +11,8 @@ from rich.table import Table
 from auditor.report import Report
 from reports.summary import (
     FINDING_TITLES,
+    UNRATED,
+    UNRATED_NOTE,
     acceptance_note,
     accepted,
     banner,
@@ -282,9 +284,9 @@ def _render_verdict(report: Report, console: Console) -> None:
     reasons = failed_conditions(report)  # an incomplete run fails, as in every output
     verdict = banner(report)
     if verdict == "PASS":
-        checked = len(gate.conditions)
-        note = f"{checked} conditions" if checked else "no thresholds configured"
-        console.print(f"[bold green]gate: PASS[/bold green] ({note})")
+        console.print(f"[bold green]gate: PASS[/bold green] ({len(gate.conditions)} conditions)")
+    elif verdict == UNRATED:
+        console.print(f"gate: {UNRATED_NOTE}: set a gate for PASS/FAIL (docs/evidence.md)")
     elif not reasons and gate.rating is not None:
         console.print(
             f"[bold]rating: {verdict}[/bold] ({escape(gate.rating.reason)}); no thresholds "
