@@ -15,25 +15,27 @@ ROOT = Path(__file__).resolve().parent.parent
 
 INNER_TESTS = """
 import pytest
-from tests.conftest import FIXTURES, run_audit
+from tests.conftest import copy_fixture, run_audit
 from auditor.config import AuditConfig
 from auditor.pipeline import run_audit as audit_in_process
 
+QUICK = ("-q", "--no-mutation", "--no-probes")
+
 
 def test_fast_on_the_command_line(tmp_path):
-    run_audit(str(FIXTURES / "shop" / "tests_shallow"), "-q", "--no-mutation",
-              "--no-probes", "--json", str(tmp_path / "r.json"), cwd=tmp_path)
+    root = copy_fixture("shop", tmp_path / "shop")
+    run_audit("tests_shallow", *QUICK, cwd=root)
 
 
-def test_fast_in_process():
-    audit_in_process([str(FIXTURES / "shop" / "tests_shallow")],
-                     AuditConfig(mutation=False, probes=False), FIXTURES / "shop")
+def test_fast_in_process(tmp_path):
+    root = copy_fixture("shop", tmp_path / "shop")
+    audit_in_process(["tests_shallow"], AuditConfig(mutation=False, probes=False), root)
 
 
 @pytest.mark.slow
 def test_slow_on_the_command_line(tmp_path):
-    done = run_audit(str(FIXTURES / "shop" / "tests_shallow"), "-q", "--no-mutation",
-                     "--no-probes", "--json", str(tmp_path / "r.json"), cwd=tmp_path)
+    root = copy_fixture("shop", tmp_path / "shop")
+    done = run_audit("tests_shallow", *QUICK, cwd=root)
     assert done.returncode == 0, done.stderr
 
 
