@@ -248,7 +248,7 @@ def _gap_figures(report: Report, estimated: str) -> list[Figure]:
 def _smell_figures(report: Report) -> list[Figure]:
     counts = report.smells.counts
     meanings = {
-        "high": "tests that cannot fail or check nothing",
+        "high": "tests that check nothing but that the code does not raise",
         "medium": "weak checks: truthiness, type-only, mocks only",
         "low": "style that hides intent",
     }

@@ -81,7 +81,7 @@ def assertion_free(context: TestContext) -> Iterator[Finding]:
         )
         return
     yield context.finding(
-        "AT001", None, "test runs code but asserts nothing; it passes whatever the result"
+        "AT001", None, "test asserts nothing: it fails only if the code raises, whatever the result"
     )
 
 
