@@ -27,6 +27,7 @@ from reports.summary import (
     probe_summary,
     scope_notes,
     suite_rows,
+    survivors,
     weak_checks,
 )
 
@@ -37,7 +38,9 @@ _SHOWN_FINDINGS = 15
 _SHOWN_SURVIVORS = 10
 
 
-def _render_mutation(mutation, console: Console, notes: list[str]) -> None:
+def _render_mutation(report: Report, console: Console) -> None:
+    mutation, notes = report.mutation, scope_notes(report)
+    assert mutation is not None
     details = [f"{mutation.jobs} workers", f"{mutation.cache_hits} from cache"]
     if mutation.paths.get("copy"):
         details.append(f"{mutation.paths['copy']} on a project copy")
@@ -59,12 +62,12 @@ def _render_mutation(mutation, console: Console, notes: list[str]) -> None:
         console.print(
             "pseudo-tested (run by tests, no effect checked): " + ", ".join(mutation.pseudo_tested)
         )
-    survivors = [m for m in mutation.mutants if m.status == "Survived"]
-    if survivors:
+    found = survivors(report)
+    if found:
         table = Table(title="surviving mutants (first 10)", title_justify="left")
         table.add_column("where", overflow="fold")
         table.add_column("change", overflow="fold")
-        for mutant in survivors[:_SHOWN_SURVIVORS]:
+        for mutant in found[:_SHOWN_SURVIVORS]:
             table.add_row(f"{mutant.file}:{mutant.line}", mutant.description)
         console.print(table)
     verification = mutation.verification
@@ -128,7 +131,7 @@ def render(report: Report, console: Console, report_path: str | None = None) -> 
     console.print(code_under_test(report), highlight=False, markup=False)
     console.print(_headline(report))
     if report.mutation is not None:
-        _render_mutation(report.mutation, console, scope_notes(report))
+        _render_mutation(report, console)
         _render_accepted(report, console)
     _render_generators(report, console)
     _render_carrying(report, console)

@@ -173,3 +173,20 @@ def test_a_sampled_run_shows_the_estimates_scores_everywhere(report):
     text = console.export_text()
     assert "mutation score (ESTIMATE)" in text
     assert "88.1%" in text
+
+
+def test_terminal_and_markdown_list_the_same_first_survivors(report):
+    import re
+
+    from rich.console import Console
+
+    from reports import markdown, terminal
+
+    console = Console(record=True, width=200)
+    terminal.render(report, console)
+    text = console.export_text()
+    table = text.split("surviving mutants (first 10)", 1)[1]
+    shown = re.findall(r"│ (\S+:\d+) +│", table.split("└", 1)[0])
+    listed = re.findall(r"^\| `(\S+:\d+)` \|", markdown.render(report), re.M)
+    assert len(shown) == 10
+    assert shown == listed[:10]
