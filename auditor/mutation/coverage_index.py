@@ -72,6 +72,8 @@ def statement_lines(source: str) -> dict[int, int]:
     from coverage.exceptions import CoverageException
     from coverage.parser import PythonParser
 
+    if not source.strip():  # an empty module: nothing to map, and no text for the parser
+        return {}
     parser = PythonParser(text=source)
     try:
         parser.parse_source()

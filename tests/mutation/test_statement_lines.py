@@ -36,6 +36,10 @@ def test_single_line_statements_map_to_nothing():
     assert statement_lines("x = 1\ny = 2\n") == {}
 
 
+def test_an_empty_module_maps_to_nothing():
+    assert statement_lines("") == {}
+
+
 def test_a_source_that_does_not_parse_maps_to_nothing():
     assert statement_lines("def broken(:\n") == {}
 
