@@ -21,6 +21,7 @@ from reports.summary import (
     scope_notes,
     survivors,
     weak_checks,
+    weak_checks_title,
 )
 
 _SHOWN_SURVIVORS = 10
@@ -136,7 +137,7 @@ def _weak_checks(report: Report) -> list[str]:
     if not weak:
         return []
     lines = [
-        f"### Checks that caught nothing ({len(weak)})",
+        f"### {weak_checks_title(report, len(weak)).capitalize()}",
         "",
         "| check | test | survivors it passed on |",
         "|---|---|---:|",

@@ -220,11 +220,12 @@ def _gap_figures(report: Report, estimated: str) -> list[Figure]:
         ),
         Figure(
             "killing_tests",
-            "killing tests",
+            "killing tests" if not first_killer_only(report) else "tests that killed first",
             _killing_share(report),
             "%",
             "higher",
-            "tests that caught at least one injected bug by a failing check",
+            "tests that caught at least one injected bug by a failing check"
+            + (FIRST_KILLER_NOTE if first_killer_only(report) else ""),
         ),
         Figure(
             "surviving",
@@ -353,6 +354,25 @@ def survivor_groups(report: Report) -> list[SurvivorGroup]:
         groups.setdefault((mutant.file, mutant.function or "<module>"), []).append(mutant)
     ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
     return [SurvivorGroup(file, function, found) for (file, function), found in ranked]
+
+
+FIRST_KILLER_NOTE = (
+    " (first killer only: a mutant's run stops at its first failing test, so a test or"
+    " check another one beat to a mutant gets no credit for it; --all-killers for all)"
+)
+
+
+def first_killer_only(report: Report) -> bool:
+    """Whether per-test and per-check figures count only each mutant's first killer."""
+    return report.mutation is not None and not report.mutation.all_killers
+
+
+def weak_checks_title(report: Report, count: int) -> str:
+    """What the table of `weak_checks` is: a verdict (a weak oracle) only where every
+    killer is known; otherwise what was seen, first killer only."""
+    if first_killer_only(report):
+        return f"checks never the first to fail, passing on survivors ({count}; first killer only)"
+    return f"checks that caught nothing, passing on survivors ({count})"
 
 
 def weak_checks(report: Report) -> list[CheckEvidence]:

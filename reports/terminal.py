@@ -29,6 +29,7 @@ from reports.summary import (
     suite_rows,
     survivors,
     weak_checks,
+    weak_checks_title,
 )
 
 _SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan"}
@@ -219,7 +220,7 @@ def _render_weak_checks(report: Report, console: Console) -> None:
     if not weak:
         return
     table = Table(
-        title=f"checks that caught nothing, passing on survivors ({len(weak)})",
+        title=weak_checks_title(report, len(weak)),
         title_justify="left",
     )
     table.add_column("check", overflow="fold")

@@ -208,9 +208,10 @@ def _weak_test_items(report: Report, files: Collection[str] | None) -> list[str]
                 continue
             if tests is not None and (check.file, check.test) not in tests:
                 continue
+            caught = "caught none" if report.mutation.all_killers else "failed first on none"
             items.append(
                 f"- {check.file}:{check.line} in {check.test}: this check passed on "
-                f"{check.held} unnoticed changes and caught none. Fix: assert the exact "
+                f"{check.held} unnoticed changes and {caught}. Fix: assert the exact "
                 "value the code returns, not a property every wrong value also has."
             )
         for name in report.mutation.pseudo_tested:
