@@ -8,6 +8,7 @@ import pytest
 from auditor.agent.feedback import build, next_tests
 from auditor.report import Report
 from tests.conftest import run_audit
+from tests.reports.stored_report import STORED
 
 
 @pytest.fixture(scope="module")
@@ -140,3 +141,13 @@ def test_the_smells_of_a_parametrized_test_count_for_the_files_it_runs(shop):
     report = shop.model_copy(update={"baseline": shop.baseline.model_copy(update={"tests": cases})})
     text = build(report, {file}).render(100_000)
     assert f"- {smell.file}::{smell.test}: " in text
+
+
+def test_the_headline_says_which_score_its_figures_are():
+    report = Report.read(STORED)
+    counts = report.mutation.scores.counts
+    first = build(report, None).render(4000).splitlines()[0]
+    detected = counts.killed + counts.timeout
+    assert f"noticed {detected} of the {detected + counts.survived} small changes" in first
+    assert "to code they run (the score on covered code)" in first
+    assert f"and {counts.no_coverage} more are in code no test runs." in first

@@ -151,9 +151,12 @@ def _headline(report: Report, files: Collection[str] | None) -> str:
     scores = report.mutation.scores
     counts = scoring.scores(m for m in report.mutation.mutants if files is None or m.file in files)
     detected, survived = counts.counts.killed + counts.counts.timeout, counts.counts.survived
+    unrun = counts.counts.no_coverage
     text = (
-        f"audit of {tests}{where}: the tests noticed {detected} of "
-        f"{detected + survived} small changes to the code; {survived} went unnoticed."
+        f"audit of {tests}{where}: the tests noticed {detected} of the "
+        f"{detected + survived} small changes to code they run (the score on covered code); "
+        f"{survived} went unnoticed"
+        + (f", and {unrun} more are in code no test runs." if unrun else ".")
     )
     if files is None and scores.assertion_share is not None:
         text += (
