@@ -347,12 +347,16 @@ class SurvivorGroup:
 
 
 def survivor_groups(report: Report) -> list[SurvivorGroup]:
-    """Survivors grouped by function (module-level code as `<module>`), the function
-    with the most first: where one new test pays most."""
+    """Survivors grouped by function, the function with the most first: where one new
+    test pays most. Module-level code (`<module>`: constants, declarations, tables)
+    comes after every function: its survivors are the ones a test reaches least
+    directly, and they would otherwise top the list by number alone."""
     groups: dict[tuple[str, str], list[Mutant]] = {}
     for mutant in survivors(report):
         groups.setdefault((mutant.file, mutant.function or "<module>"), []).append(mutant)
-    ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    ranked = sorted(
+        groups.items(), key=lambda item: (item[0][1] == "<module>", -len(item[1]), item[0])
+    )
     return [SurvivorGroup(file, function, found) for (file, function), found in ranked]
 
 
