@@ -27,7 +27,16 @@
     }
     var self = this;
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (header, index) {
+      // A header is a control: reachable with Tab, sorted with Enter or Space too.
+      header.tabIndex = 0;
+      header.setAttribute("role", "columnheader");
       header.addEventListener("click", function () { self.sort(header, index); });
+      header.addEventListener("keydown", function (event) {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          self.sort(header, index);
+        }
+      });
     });
     this.update();
   }

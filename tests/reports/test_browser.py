@@ -155,3 +155,24 @@ def test_the_evidence_sections_are_visible_and_sortable(open_report, rendered, r
     assert page.locator("#checks-table tbody tr").count() == len(report.mutation.checks)
     page.locator("#checks-table th", has_text="caught").first.click()
     assert page.errors == []
+
+
+def test_a_table_sorts_from_the_keyboard(open_report, rendered):
+    page = open_report(rendered["html"])
+    header = page.locator("#mutants-table thead th").first
+    header.focus()
+    assert page.evaluate("document.activeElement.tagName") == "TH"
+    page.keyboard.press("Enter")
+    assert header.get_attribute("aria-sort") == "ascending"
+    page.keyboard.press(" ")
+    assert header.get_attribute("aria-sort") == "descending"
+    assert page.errors == []
+
+
+def test_every_header_is_reached_with_tab(open_report, rendered):
+    page = open_report(rendered["html"])
+    headers = page.eval_on_selector_all(
+        "table.sortable thead th", "cells => cells.map(c => c.tabIndex)"
+    )
+    assert headers
+    assert set(headers) == {0}

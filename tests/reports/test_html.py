@@ -2,7 +2,9 @@
 
 import re
 from html import escape
+from pathlib import Path
 
+from reports import html as html_renderer
 from tests.conftest import run_audit
 
 XSS = "<script>alert(1)</script>"
@@ -106,3 +108,27 @@ def test_survivors_are_grouped_by_function_the_largest_group_first(rendered, rep
     section = section[: section.index("</section>")]
     names = [escape(f"{group.file}::{group.function}") for group in groups]
     assert section.index(names[0]) <= section.index(names[-1])
+
+
+def test_every_section_is_linked_from_the_nav(rendered):
+    html = rendered["html"].read_text()
+    nav = html[html.index("<nav>") : html.index("</nav>")]
+    sections = re.findall(r'<section id="([\w-]+)"', html)
+    assert "survivors-by-function" in sections
+    assert [name for name in sections if f'href="#{name}"' not in nav] == []
+
+
+def _relative_luminance(colour: str) -> float:
+    def linear(channel: int) -> float:
+        value = channel / 255
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return 0.2126 * linear(red) + 0.7152 * linear(green) + 0.0722 * linear(blue)
+
+
+def test_grey_notes_meet_wcag_aa_contrast_on_white():
+    css = (Path(html_renderer.__file__).parent / "templates" / "report.css").read_text()
+    muted = re.search(r"--muted: (#[0-9a-fA-F]{6})", css)[1]
+    contrast = 1.05 / (_relative_luminance(muted) + 0.05)
+    assert contrast >= 4.5  # WCAG AA for normal text: the notes are 12 px
