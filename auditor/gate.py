@@ -262,14 +262,19 @@ def rate(
         level = "shallow"
     elif high > MAX_HIGH_SMELLS_PER_TEST * max(tests, 1) and level in ("strong", "adequate"):
         level = "weak"
-    scope = f", {'; '.join(notes)}" if notes else ""
+    # Name the score the rating is on: the banner shows it beside the whole project's.
+    targeted = [note.removeprefix("targeted: ") for note in notes if note.startswith("targeted")]
+    others = [note for note in notes if not note.startswith("targeted")]
+    detail = "; ".join(targeted + others)
+    shown = f"{'targeted' if targeted else 'mutation'} score {score:.1f}%"
+    shown += f" ({detail})" if detail else ""
     kills = (
         "how its kills failed is not known (mutmut's verdicts)"
         if share is None
         else f"{share:.1f}% of its kills by a failing check"
     )
     reason = (
-        f"mutation score {score:.1f}%{scope}, {kills}; "
+        f"{shown}, {kills}; "
         f"{high} high-severity smell{'s' if high != 1 else ''} in {tests} tests"
     )
     return Rating(
