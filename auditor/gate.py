@@ -274,8 +274,7 @@ def rate(
         else f"{share:.1f}% of its kills by a failing check"
     )
     reason = (
-        f"{shown}, {kills}; "
-        f"{high} high-severity smell{'s' if high != 1 else ''} in {tests} tests"
+        f"{shown}, {kills}; {high} high-severity smell{'s' if high != 1 else ''} in {tests} tests"
     )
     return Rating(
         level=level,
