@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import functools
 import hashlib
 import math
 from collections.abc import Iterable, Sequence
@@ -160,13 +161,14 @@ class _File:
         lines = range(site.line, site.end_line + 1)
         return {*lines, *(self.statement_of[n] for n in lines if n in self.statement_of)}
 
-    @property
+    @functools.cached_property
     def tests(self) -> set[str]:
-        return set().union(*self.by_line.values()) if self.by_line else set()
+        """Every test that runs a line of the file (once per file: sites ask often)."""
+        return set().union(*self.by_line.values())
 
-    @property
+    @functools.cached_property
     def subprocess_tests(self) -> set[str]:
-        return set().union(*self.by_subprocess.values()) if self.by_subprocess else set()
+        return set().union(*self.by_subprocess.values())
 
 
 class Planner:
