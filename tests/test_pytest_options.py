@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+import pytest_cov  # noqa: F401 - a dev extra: the takeover case needs it installed
 
 from auditor.baseline.runner import conftest_import_error, pytest_usage_error
 from auditor.discovery.pytest_options import (
