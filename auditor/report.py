@@ -39,7 +39,7 @@ from typing import Any, Literal
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -578,7 +578,10 @@ class Witness(_Model):
     """For a surviving mutant: an input on which the original and the mutant differ."""
 
     mutant_id: str
-    status: Literal["found", "likely_equivalent", "not probeable"]
+    status: Literal["found", "likely_equivalent", "not_shown", "not probeable"]
+    """`found`: an input tells them apart; `likely_equivalent`: inputs ran the mutated line
+    and none did; `not_shown`: no input ran it, so the probes say nothing about it;
+    `not probeable`: no search ran (`reason` says why)."""
     function: str = ""
     """The function called (the mutated one, or a public one that reaches it)."""
     input: str = ""
@@ -596,7 +599,7 @@ class ProbesSection(_Model):
     findings: list[ProbeFinding]
     witnesses: list[Witness]
     counts: dict[str, int]
-    """Findings per kind, and witnesses `found` / `likely_equivalent` / `not probeable`."""
+    """Findings per kind, and witnesses by status (`witness found`, ...)."""
     max_examples: int
     duration: float
     interrupted: bool = False

@@ -508,6 +508,8 @@ class ProbeSummary:
     edges: int
     witnessed: int
     likely_equivalent: int
+    not_shown: int
+    """Survivors no probe input reached: nothing is known about them."""
     unprobeable: int
 
     @property
@@ -516,14 +518,14 @@ class ProbeSummary:
 
     @property
     def survivors(self) -> int:
-        return self.witnessed + self.likely_equivalent + self.unprobeable
+        return self.witnessed + self.likely_equivalent + self.not_shown + self.unprobeable
 
     def text(self) -> str:
         return (
             f"{self.crashes} unhandled crashes, {self.error_paths} untested error paths, "
             f"{self.edges} edge classes never tried; a witness input for {self.witnessed} "
             f"of {self.survivors} surviving mutants, {self.likely_equivalent} likely "
-            "equivalent"
+            f"equivalent, {self.not_shown + self.unprobeable} not shown by the probes"
         )
 
 
@@ -538,6 +540,7 @@ def probe_summary(report: Report) -> ProbeSummary | None:
         edges=counts.get("untried_edge_class", 0),
         witnessed=counts.get("witness found", 0),
         likely_equivalent=counts.get("witness likely_equivalent", 0),
+        not_shown=counts.get("witness not_shown", 0),
         unprobeable=counts.get("witness not probeable", 0),
     )
 

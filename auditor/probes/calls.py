@@ -103,6 +103,7 @@ class Subject:
         self.function: FunctionType = inspect.unwrap(raw)  # type: ignore[assignment]
         self.code: CodeType = self.function.__code__
         self.is_method = spec.kind == "method"
+        self.is_constructor = spec.kind == "constructor"
         self.signature = inspect.signature(self.function)
         self.observed = [self._evaluate_call(call) for call in spec.observed]
         self.observed = [call for call in self.observed if call is not None]
@@ -276,10 +277,11 @@ class Subject:
         optional: dict[str, st.SearchStrategy[Any]] = {}
         self.edges: dict[str, list[tuple[str, Any]]] = {}
         parameters = list(self.signature.parameters.values())
-        if self.is_method:
+        if self.is_method or self.is_constructor:
             if not parameters:
                 raise NotProbeable("a method without `self`")
-            parts["self"] = self._self_strategy()
+            if self.is_method:
+                parts["self"] = self._self_strategy()
             parameters = parameters[1:]
         missing = []
         for parameter in parameters:
@@ -310,6 +312,9 @@ class Subject:
         shown += [f"{k}={short_repr(v, 200)}" for k, v in keyword.items()]
         if self.is_method:
             return f"{short_repr(example['self'], 300)}.{self.name}({', '.join(shown)})"
+        if self.is_constructor:
+            assert self.owner_class is not None
+            return f"{self.owner_class.__name__}({', '.join(shown)})"
         prefix = f"{self.owner_class.__name__}." if self.owner_class else ""
         return f"{prefix}{self.name}({', '.join(shown)})"
 
@@ -317,8 +322,9 @@ class Subject:
         positional: list[Any] = []
         keyword: dict[str, Any] = {}
         skipped = False
+        bound = next(iter(self.signature.parameters), None)
         for name, parameter in self.signature.parameters.items():
-            if self.is_method and name == "self":
+            if (self.is_method or self.is_constructor) and name == bound:
                 continue
             if name not in example:
                 skipped = True  # left to its default: later ones go by keyword
@@ -334,6 +340,8 @@ class Subject:
     def callable_for(self, example: Example) -> Any:
         if self.is_method:
             return getattr(example["self"], self.name)
+        if self.is_constructor:
+            return self.owner_class
         owner = self.owner_class or self.module
         return getattr(owner, self.name)
 

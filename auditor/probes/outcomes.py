@@ -48,11 +48,16 @@ class Outcome:
             and isinstance(self.error, CRASH_TYPES)
         )
 
-    def describe(self, state: set[str] | frozenset[str] = frozenset()) -> str:
-        """What happened; `state`: arguments whose state after the call to show too."""
+    def describe(
+        self, state: set[str] | frozenset[str] = frozenset(), attributes: bool = False
+    ) -> str:
+        """What happened; `state`: arguments whose state after the call to show too;
+        `attributes`: the returned object's attributes too (where its repr hides them)."""
         shown = "".join(
             f"; {name} is then {short_repr(self.after.get(name), 200)}" for name in sorted(state)
         )
+        if attributes and self.kind == "returned" and hasattr(self.value, "__dict__"):
+            shown += f"; its attributes are {short_repr(vars(self.value), 200)}"
         return self._result() + shown
 
     def _result(self) -> str:
@@ -80,7 +85,7 @@ def short_repr(value: object, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _by_identity(value: object, method: str) -> bool:
+def by_identity(value: object, method: str) -> bool:
     """The value's class keeps object's `__eq__` or `__repr__`: it says nothing about state."""
     return getattr(type(value), method) is getattr(object, method) and hasattr(value, "__dict__")
 
@@ -88,7 +93,7 @@ def _by_identity(value: object, method: str) -> bool:
 def _plain_repr(value: object, depth: int = 0) -> str:
     """repr, with an object's attributes instead of its address when its class has no
     repr of its own (`<Chart _accounts={...}>`)."""
-    if depth < 4 and _by_identity(value, "__repr__"):
+    if depth < 4 and by_identity(value, "__repr__"):
         fields = " ".join(
             f"{k}={_plain_repr(v, depth + 1)}" for k, v in sorted(vars(value).items())
         )
@@ -96,7 +101,7 @@ def _plain_repr(value: object, depth: int = 0) -> str:
     if (
         depth < 4
         and isinstance(value, (list, tuple))
-        and any(_by_identity(item, "__repr__") for item in value)
+        and any(by_identity(item, "__repr__") for item in value)
     ):
         inner = ", ".join(_plain_repr(item, depth + 1) for item in value)
         return f"[{inner}]" if isinstance(value, list) else f"({inner})"
@@ -128,7 +133,7 @@ def equal(first: object, second: object, depth: int = 0) -> bool:
                 for f in fields(first)
                 if f.compare
             )
-        if _by_identity(first, "__eq__"):
+        if by_identity(first, "__eq__"):
             mine, theirs = vars(first), vars(second)  # type: ignore[arg-type]
             return mine.keys() == theirs.keys() and all(
                 equal(mine[key], theirs[key], depth + 1) for key in mine

@@ -36,6 +36,9 @@ class SurvivorSpec:
     description: str
     targets: list[str]
     """Keys of the targets to search through, best first."""
+    first_line: int = 0
+    last_line: int = 0
+    """The lines the mutant changes: an input must run them to say it changes nothing."""
 
     @property
     def mutant_id(self) -> str:
@@ -56,6 +59,7 @@ class SurvivorSpec:
             "patch": [job.patch_start, job.patch_end, job.replacement, job.rerun_lines],
             "consumers": [consumer[1:] for consumer in job.consumers],
             "targets": self.targets,
+            "lines": [self.first_line, self.last_line],
         }
 
 

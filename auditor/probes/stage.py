@@ -104,7 +104,9 @@ def _survivors(
     for mutant in (m for m in mutation.mutants if m.status == "Survived"):
         job = jobs.get(mutant.id)
         in_file = [key for key in probed if key.startswith(f"{mutant.file}::")]
-        in_file.sort(key=lambda key: (key not in observed_keys, key))
+        # The mutant's own class first (its constructor builds the state its methods read).
+        own_class = f"{mutant.file}::{mutant.function.split('.')[0]}."
+        in_file.sort(key=lambda key: (not key.startswith(own_class), key not in observed_keys, key))
         own = f"{mutant.file}::{mutant.function}"
         keys = [own] if own in probed else in_file[:WITNESS_CANDIDATES]
         why = ""
@@ -119,7 +121,15 @@ def _survivors(
             continue
         # The search runs no test: the job's test lists would only weigh on the spec.
         payload = dataclasses.replace(job, tests=[], subprocess_tests=[])
-        specs.append(SurvivorSpec(job=payload, description=mutant.description, targets=keys))
+        specs.append(
+            SurvivorSpec(
+                job=payload,
+                description=mutant.description,
+                targets=keys,
+                first_line=mutant.line,
+                last_line=mutant.end_line,
+            )
+        )
     return specs, unsearchable
 
 

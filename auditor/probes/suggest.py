@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from auditor.probes.calls import Example, Subject
-from auditor.probes.outcomes import Outcome, equal
+from auditor.probes.outcomes import Outcome, by_identity, equal
 
 
 class NoLiteral(Exception):
@@ -103,6 +103,10 @@ def render(
             raise NoLiteral("no instance")
         call = f"subject.{subject.name}({', '.join(arguments)})"
         imported = owner
+    elif subject.is_constructor:
+        assert owner is not None
+        call = f"{owner.__name__}({', '.join(arguments)})"
+        imported = owner
     elif owner is not None:
         call = f"{owner.__name__}.{subject.name}({', '.join(arguments)})"
         imported = owner
@@ -121,6 +125,8 @@ def render(
     elif expected.kind == "returned":
         if check_state and expected.value is None:
             body.append(call)
+        elif by_identity(expected.value, "__eq__"):  # what it built, attribute by attribute
+            body.append(f"assert vars({call}) == {literal(vars(expected.value))}")
         else:
             body.append(f"assert {call} == {literal(expected.value)}")
         for param in sorted(check_state):

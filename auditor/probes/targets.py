@@ -79,7 +79,8 @@ class Target:
     end_line: int
     class_name: str = ""
     kind: str = "function"
-    """`function`, `method` or `staticmethod`."""
+    """`function`, `method`, `staticmethod`, or `constructor` (a public class's
+    `__init__`, called through the class: what it builds is what a test sees)."""
     raises: tuple[Raise, ...] = ()
     documented_raises: tuple[str, ...] = ()
     doc_literals: tuple[str, ...] = ()
@@ -185,13 +186,20 @@ def find_targets(path: Path, relative: str, module: str) -> list[Target]:
 
     def add(node: ast.FunctionDef, class_name: str = "") -> None:
         decorators = _decorators(node)
-        if node.name.startswith("_") or decorators & {"property", "setter", "classmethod"}:
+        constructor = bool(class_name) and node.name == "__init__"
+        if (node.name.startswith("_") and not constructor) or decorators & {
+            "property",
+            "setter",
+            "classmethod",
+        }:
             return
         if decorators - {"staticmethod", "wraps", "cache", "lru_cache", "cached"}:
             return  # another decorator may change how it is called
         docstring = ast.get_docstring(node) or ""
         kind = "function"
-        if class_name:
+        if constructor:
+            kind = "constructor"
+        elif class_name:
             kind = "staticmethod" if "staticmethod" in decorators else "method"
         found.append(
             Target(

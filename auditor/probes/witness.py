@@ -31,6 +31,7 @@ from auditor.mutation.swap import SwapError
 from auditor.probes.calls import CallTimeout, Example, Subject, _on_alarm
 from auditor.probes.outcomes import Outcome, equal, same
 from auditor.probes.protocol import ProbeSpec, SurvivorSpec
+from auditor.probes.reach import Reach, watching
 from auditor.probes.search import search_settings
 from auditor.probes.suggest import NoLiteral, name_for, render, run_test
 from auditor.report import Witness
@@ -57,6 +58,8 @@ class Draft:
     test: str = ""
     reason: str = ""
     examples: int = 0
+    reached: bool = False
+    """Some input ran the lines the mutant changed."""
 
 
 @dataclass
@@ -168,14 +171,16 @@ def _on_mutant(
     outcomes: list[Outcome] = []
     differing: list[int] = []
     deadline = time.monotonic() + spec.time_budget / 2
-    for index, trial in enumerate(trials):
-        outcomes.append(trial.subject.invoke(trial.example, spec.call_timeout))
-        if not same(trial.outcome, outcomes[index]):
-            differing.append(index)
-        if len(differing) >= ENOUGH or time.monotonic() > deadline:
-            break
+    reach = Reach(survivor.path, survivor.first_line, survivor.last_line)
+    with watching(reach):
+        for index, trial in enumerate(trials):
+            outcomes.append(trial.subject.invoke(trial.example, spec.call_timeout))
+            if not same(trial.outcome, outcomes[index]):
+                differing.append(index)
+            if len(differing) >= ENOUGH or time.monotonic() > deadline:
+                break
     if not differing:
-        return Draft(examples=len(outcomes))
+        return Draft(examples=len(outcomes), reached=reach.reached)
     # The simplest input whose test also fails here; a few tries at most.
     ordered = sorted(
         differing, key=lambda i: (len(trials[i].subject.call_text(trials[i].example)), i)
@@ -193,13 +198,17 @@ def _on_mutant(
         index = ordered[0]
         trial, mutant, test = trials[index], outcomes[index], ""
         state = _state_differences(trial.outcome, mutant)
+    original, changed = trial.outcome.describe(state), mutant.describe(state)
+    if original == changed:  # a repr that hides the attributes that differ
+        original, changed = trial.outcome.describe(state, True), mutant.describe(state, True)
     return Draft(
         index=index,
-        original=trial.outcome.describe(state),
-        mutant=mutant.describe(state),
+        original=original,
+        mutant=changed,
         test=test,
         reason=reason,
         examples=len(outcomes),
+        reached=True,
     )
 
 
@@ -314,12 +323,21 @@ def _not_probeable(survivor: SurvivorSpec, reason: str) -> Witness:
 
 
 def _finish(survivor: SurvivorSpec, trials: list[Trial], draft: Draft, spec: ProbeSpec) -> Witness:
+    if draft.index < 0 and not draft.reached:
+        return Witness(
+            mutant_id=survivor.mutant_id,
+            status="not_shown",
+            examples=draft.examples,
+            reason=f"none of {draft.examples} inputs ran the mutated line: the probes "
+            "cannot tell whether a test could catch it",
+        )
     if draft.index < 0:
         return Witness(
             mutant_id=survivor.mutant_id,
             status="likely_equivalent",
             examples=draft.examples,
-            reason=f"no input among {draft.examples} made the mutant behave differently",
+            reason=f"no input among {draft.examples} made the mutant behave differently, "
+            "though they ran the mutated line",
         )
     trial = trials[draft.index]
     test, reason = draft.test, draft.reason

@@ -318,3 +318,81 @@ def test_a_function_that_hangs_on_a_large_input_is_reported_with_that_input(tmp_
     assert finding["kind"] == "unhandled_crash"
     assert finding["message"] == "hangs: no return within 0.5s"
     assert finding["input"] == "spin(9223372036854775808)"
+
+
+CONSTRUCTED = """
+class Field:
+    def __init__(self, *, required: bool = False):
+        self.required = required
+
+
+class Number(Field):
+    def __init__(self, *, as_string: bool = False, **kwargs):
+        self.as_string = as_string
+        super().__init__(**kwargs)
+
+    def serialize(self, value: float):
+        return str(value) if self.as_string else value
+
+
+def _label(name):
+    return name.title()
+
+
+LABEL = _label("number")
+"""
+
+
+@pytest.fixture(scope="module")
+def constructed(tmp_path_factory):
+    """A suite that builds objects and checks nothing about them (marshmallow's fields,
+    in small)."""
+    root = _project(
+        tmp_path_factory.mktemp("constructed"),
+        CONSTRUCTED,
+        """
+        from pkg.core import Number
+
+        def test_number_serializes():
+            assert Number().serialize(1.5) is not None
+        """,
+    )
+    out = root / "report.json"
+    result = run_audit("tests", "-q", "--json", str(out), cwd=root)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    witnesses = {w["mutant_id"]: w for w in report["probes"]["witnesses"]}
+
+    def witness(function: str, description: str) -> dict:
+        (mutant,) = [
+            m
+            for m in report["mutation"]["mutants"]
+            if m["function"] == function and m["description"] == description
+        ]
+        return witnesses[mutant["id"]]
+
+    return witness
+
+
+def test_a_constructor_mutant_is_told_apart_by_the_object_it_builds(constructed):
+    # The original's Number() has a `required` attribute; without the super() call it
+    # has none. Calling __init__ again on an object built by the original cannot show it.
+    witness = constructed("Number.__init__", "`super().__init__(**kwargs)` removed")
+    assert witness["status"] == "found"
+    assert witness["input"] == "Number()"
+    assert "assert vars(Number()) == {'as_string': False, 'required': False}" in witness["test"]
+
+
+def test_a_mutated_default_of_a_constructor_gets_a_witness(constructed):
+    witness = constructed("Number.__init__", "False -> True")
+    assert witness["status"] == "found"
+    assert "as_string=True" in witness["mutant"]
+
+
+def test_a_survivor_no_probe_input_runs_is_not_shown_rather_than_likely_equivalent(
+    constructed,
+):
+    # `_label` runs once, at import: no call a probe makes runs it again.
+    witness = constructed("_label", "return name.title() -> return None")
+    assert witness["status"] == "not_shown"
+    assert "ran the mutated line" in witness["reason"]

@@ -9,6 +9,7 @@ run gives; after a change to the report model or to what a run finds, write it a
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -35,7 +36,9 @@ def main() -> int:
         if result.returncode != 1:  # the gate must fail: the suite is shallow
             print(result.stderr, file=sys.stderr)
             return 1
-        STORED.write_bytes(report.read_bytes())
+        # Indented, so that a change to it reads as a diff (audit writes it compact).
+        document = json.loads(report.read_text(encoding="utf-8"))
+        STORED.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {STORED}")
     return 0
 
