@@ -29,6 +29,9 @@ Schema history:
      run, mutated through an import hook); `copy` is now only the fallback.
      `cut_by_budget` and `probes.stopped_by_budget`: the time budget covers the run.
      Later, optional: `baseline.collection_errors[].line` and `smells.unparsable[].line`.
+  12: witness status `not_shown`; each distinct set of covering tests is stored once
+     (`mutation.covering_tests`, `mutation.coverage_sets`, `mutants[].coverage` in place
+     of `mutants[].covered_by`), and the JSON is not indented.
 """
 
 from __future__ import annotations
@@ -37,7 +40,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pydantic_core
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 SCHEMA_VERSION = 12
 
@@ -271,8 +281,12 @@ class Mutant(_Model):
     first two paths too. `copy` is the fallback where the hook cannot reach: the tests
     ran on a temporary copy of the project with the mutated file; `none` did not run
     (no coverage, ignored); `imported`: the verdict is mutmut's (`audit import mutmut`)."""
-    covered_by: list[str] = Field(default_factory=list)
-    """The reliable tests that run its line: those that were run on it."""
+    covered_by: list[str] = Field(default_factory=list, exclude=True)
+    """The reliable tests that run its line: those that were run on it. Not written as
+    such: the JSON stores each set of covering tests once (`coverage`)."""
+    coverage: int = -1
+    """In the JSON: the index of its covering tests in `mutation.coverage_sets` (-1 when
+    no test covers it); `covered_by` once read back."""
     accepted: str = ""
     """Why a survivor needs no test (`# audit: accept[...]` or `.audit/accepted.toml`):
     it is then `Ignored`, out of the scores."""
@@ -501,6 +515,38 @@ class MutationSection(_Model):
     type_check: TypeCheckSummary | None = None
     expired_acceptances: list[str] = Field(default_factory=list)
     """Mutants of `.audit/accepted.toml` whose change is no longer the one accepted."""
+    covering_tests: list[str] = Field(default_factory=list)
+    """In the JSON: every test that covers a mutant, once, sorted."""
+    coverage_sets: list[list[int]] = Field(default_factory=list)
+    """In the JSON: the distinct sets of covering tests, as indexes into
+    `covering_tests`. Mutants on one line share one; storing each mutant's list kept a
+    project's report at hundreds of MB."""
+
+    @model_serializer(mode="wrap")
+    def _store_coverage_once(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        tests = sorted({nodeid for mutant in self.mutants for nodeid in mutant.covered_by})
+        position = {nodeid: index for index, nodeid in enumerate(tests)}
+        sets: dict[tuple[str, ...], int] = {}
+        for mutant, written in zip(self.mutants, data["mutants"], strict=True):
+            covering = tuple(mutant.covered_by)
+            if covering and covering not in sets:
+                sets[covering] = len(sets)
+            written["coverage"] = sets[covering] if covering else -1
+        data["covering_tests"] = tests
+        data["coverage_sets"] = [[position[nodeid] for nodeid in group] for group in sets]
+        return data
+
+    @model_validator(mode="after")
+    def _read_coverage(self) -> MutationSection:
+        """In memory, each mutant holds its tests: the JSON-only fields are emptied."""
+        groups = [[self.covering_tests[i] for i in group] for group in self.coverage_sets]
+        for mutant in self.mutants:
+            if 0 <= mutant.coverage < len(groups) and not mutant.covered_by:
+                mutant.covered_by = list(groups[mutant.coverage])
+            mutant.coverage = -1
+        self.covering_tests, self.coverage_sets = [], []
+        return self
 
     def finished(self, sampling: bool) -> bool:
         """Whether the verdicts answer for the whole scope. A budget that ran out leaves an
@@ -799,8 +845,10 @@ class Report(_Model):
         """UTF-8 JSON serialized by pydantic-core straight to bytes: a large project's
         report is tens of MB, and Python dicts or a str on the way (4 bytes a character
         once one is not Latin-1) would multiply the peak memory. Keys follow the models'
-        field order; every dict is built in sorted order."""
-        return pydantic_core.to_json(self, indent=2)
+        field order; every dict is built in sorted order. Not indented: one number a line
+        made the per-test line and arc lists two thirds of a large report (`jq .` shows it
+        indented)."""
+        return pydantic_core.to_json(self)
 
     def write(self, path: Path) -> None:
         """Write atomically, so an interrupted run never leaves half a report."""

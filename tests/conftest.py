@@ -203,7 +203,7 @@ def one_module_mutants(root: Path, name: str, source: str, tests: str, mutators:
     flags = ("--no-probes", "--mutators", mutators, "-q", "--json", str(out))
     result = run_audit("tests", *flags, cwd=root)
     assert result.returncode == 0, result.stderr
-    return json.loads(out.read_text())["mutation"]["mutants"]
+    return mutants_of(json.loads(out.read_text()))
 
 
 def cached_results(root: Path) -> int:
@@ -214,6 +214,17 @@ def cached_results(root: Path) -> int:
             return connection.execute("select count(*) from results").fetchone()[0]
     except sqlite3.Error:
         return 0
+
+
+def mutants_of(report: dict) -> list[dict]:
+    """A JSON report's mutants, each with its `covered_by` (the JSON stores each set of
+    covering tests once, in `mutation.coverage_sets`)."""
+    mutation = report["mutation"]
+    sets = [[mutation["covering_tests"][i] for i in group] for group in mutation["coverage_sets"]]
+    return [
+        {**mutant, "covered_by": sets[mutant["coverage"]] if mutant["coverage"] >= 0 else []}
+        for mutant in mutation["mutants"]
+    ]
 
 
 def stable(report: dict) -> dict:

@@ -16,7 +16,7 @@ import pytest
 
 from auditor.containment import pids
 from auditor.containment.isolation import choose
-from tests.conftest import run_audit, tree_digest
+from tests.conftest import mutants_of, run_audit, tree_digest
 
 ISOLATION = choose("auto")
 needs_os_sandbox = pytest.mark.needs("os-sandbox")
@@ -197,7 +197,7 @@ def test_a_test_that_writes_into_the_project_passes_with_allow_write_and_changes
     assert tests["test_writes_into_the_project"] == "passed"
     assert tests["test_writes_to_etc"] == "blocked"
     runs_in_mutants = {  # the mutation runners overlay the project too
-        test for m in report["mutation"]["mutants"] for test in m["covered_by"] + m["killed_by"]
+        test for m in mutants_of(report) for test in m["covered_by"] + m["killed_by"]
     }
     assert any(test.endswith("::test_writes_into_the_project") for test in runs_in_mutants)
     assert not (root / "written-by-test.txt").exists()

@@ -14,7 +14,13 @@ import pytest
 
 from auditor.mutation.estimates import overheads
 from auditor.mutation.protocol import JobResult
-from tests.conftest import cached_results, report_differences, run_audit, tree_digest
+from tests.conftest import (
+    cached_results,
+    mutants_of,
+    report_differences,
+    run_audit,
+    tree_digest,
+)
 
 SOME_MUTATORS = ("--mutators", "constants,comparison")
 """For checks of the cache, which need killed and surviving mutants but not all of them:
@@ -36,7 +42,7 @@ def traps(tmp_path_factory):
     root = tmp_path_factory.mktemp("traps") / "traps"
     shutil.copytree(FIXTURES / "traps", root)
     report = audit_json(root, "tests", root.parent / "r.json", "--timeout", "5")
-    return {m["id"]: m for m in report["mutation"]["mutants"]}
+    return {m["id"]: m for m in mutants_of(report)}
 
 
 @pytest.mark.slow
@@ -128,7 +134,7 @@ def spawner(tmp_path_factory):
     result = run_audit("tests", "--no-probes", "--verify-sample", "6", "--json", str(out), cwd=root)
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())
-    return report, {m["id"]: m for m in report["mutation"]["mutants"]}, result.stdout
+    return report, {m["id"]: m for m in mutants_of(report)}, result.stdout
 
 
 @pytest.mark.slow
@@ -531,7 +537,7 @@ def test_import_time_mutants_run_only_the_tests_that_can_read_what_they_bind(tmp
     )
     report = audit_json(tmp_path, "tests", tmp_path / "r.json")
     by_line = {
-        m["line"]: m for m in report["mutation"]["mutants"]
+        m["line"]: m for m in mutants_of(report)
         if m["file"] == "rates.py" and m["status"] != "Ignored"
     }  # fmt: skip
     assert by_line[1]["covered_by"] == ["tests/test_prices.py::test_three_teas_cost_six"]

@@ -5,6 +5,7 @@ from xml.etree import ElementTree
 
 import jsonschema
 
+from auditor.report import Report
 from tests.schemas import SARIF, STRYKER, published_schema
 
 
@@ -17,8 +18,14 @@ def test_stryker_json_lists_every_mutant_with_its_tests(rendered, report):
     files = json.loads(rendered["stryker"].read_text())["files"]
     mutants = {m["id"]: m for file in files.values() for m in file["mutants"]}
     assert set(mutants) == {m.id for m in report.mutation.mutants}
+    names = {
+        test["id"]: f"{path}::{test['name']}"
+        for path, tests in json.loads(rendered["stryker"].read_text())["testFiles"].items()
+        for test in tests["tests"]
+    }
     killed = next(m for m in report.mutation.mutants if m.status == "Killed")
-    assert mutants[killed.id]["killedBy"] == killed.killed_by
+    assert [names[i] for i in mutants[killed.id]["killedBy"]] == killed.killed_by
+    assert [names[i] for i in mutants[killed.id]["coveredBy"]] == killed.covered_by
     assert files["markup/render.py"]["source"] == report.sources["markup/render.py"]
 
 
@@ -195,3 +202,15 @@ def test_terminal_and_markdown_list_the_same_first_survivors(report):
     listed = re.findall(r"^\| `(\S+:\d+)` \|", markdown.render(report), re.M)
     assert len(shown) == 10
     assert shown == listed[:10]
+
+
+def test_the_json_stores_each_set_of_covering_tests_once(report, tmp_path):
+    path = tmp_path / "report.json"
+    report.write(path)
+    written = json.loads(path.read_text(encoding="utf-8"))["mutation"]
+    covered = [m for m in report.mutation.mutants if m.covered_by]
+    distinct = {tuple(m.covered_by) for m in covered}
+    assert len(covered) > len(distinct)  # mutants on one line share their tests
+    assert len(written["coverage_sets"]) == len(distinct)
+    assert all("covered_by" not in m for m in written["mutants"])
+    assert Report.read(path).mutation.mutants == report.mutation.mutants
