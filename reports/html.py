@@ -12,7 +12,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from auditor.report import Mutant, Report
+from auditor.report import CheckEvidence, Mutant, Report
 from reports.summary import (
     FINDING_TITLES,
     Change,
@@ -40,7 +40,10 @@ _STATUS_COLOURS = {
     "RuntimeError": "#ef6c00",
     "CompileError": "#6d4c41",
 }
-_TESTS_SHOWN_PER_LINE = 20
+_TESTS_SHOWN_PER_LINE = 1
+_CHECKS_SHOWN = 200
+_LISTED = ("Survived", "NoCoverage", "Timeout", "RuntimeError")
+"""The mutants the HTML lists one by one: those a test could still catch or that hung."""
 
 
 @dataclass
@@ -51,6 +54,8 @@ class SourceLine:
     """`covered`, `missed` or `plain` (not a statement)."""
     tests: list[str]
     mutants: list[Mutant] = field(default_factory=list)
+    anchored: bool = False
+    """Other sections link to it (a mutant or a probe finding is on it): it gets an id."""
 
     @property
     def survivors(self) -> list[Mutant]:
@@ -125,6 +130,7 @@ def _source_files(report: Report) -> list[SourceFile]:
     mutants: dict[str, dict[int, list[Mutant]]] = defaultdict(lambda: defaultdict(list))
     for mutant in report.mutation.mutants if report.mutation else []:
         mutants[mutant.file][mutant.line].append(mutant)
+    found = {(f.file, f.line) for f in report.probes.findings} if report.probes else set()
     result = []
     for path, text in report.sources.items():
         file_coverage = coverage.get(path)
@@ -139,15 +145,9 @@ def _source_files(report: Report) -> list[SourceFile]:
                 state = "covered"
             else:
                 state = "plain"
-            lines.append(
-                SourceLine(
-                    number,
-                    line_text,
-                    state,
-                    tests,
-                    sorted(mutants[path].get(number, []), key=lambda m: m.id),
-                )
-            )
+            on_line = sorted(mutants[path].get(number, []), key=lambda m: m.id)
+            anchored = bool(on_line) or (path, number) in found
+            lines.append(SourceLine(number, line_text, state, tests, on_line, anchored))
         survived = sum(len(line.survivors) for line in lines)
         percent = file_coverage.counts.line_percent if file_coverage else None
         result.append(SourceFile(path, lines, survived, percent))
@@ -250,6 +250,14 @@ def _test_rows(report: Report) -> list[dict[str, Any]]:
     return rows
 
 
+def _checks_shown(report: Report) -> list[CheckEvidence]:
+    """The checks that passed on the most survivors, those that caught nothing first: the
+    weakest oracles. A check that ran on no mutant says nothing either way."""
+    checks = [c for c in report.mutation.checks if c.caught or c.held] if report.mutation else []
+    checks.sort(key=lambda c: (c.caught > 0, -c.held, c.file, c.line))
+    return checks[:_CHECKS_SHOWN]
+
+
 def render(report: Report, previous: Report | None = None) -> str:
     changes: list[Change] = compare(report, previous)
     mutation = report.mutation
@@ -265,7 +273,7 @@ def render(report: Report, previous: Report | None = None) -> str:
         "carrying_note": carrying_note(report),
         "generator_cards": generator_cards(report),
         "survivor_groups": survivor_groups(report),
-        "checks": report.mutation.checks if report.mutation else [],
+        "checks": _checks_shown(report),
         "changes": changes,
         "bars": _bars(report),
         "segments": _segments(report, 600.0),
@@ -285,7 +293,11 @@ def render(report: Report, previous: Report | None = None) -> str:
         "file_mutation": {file.path: file for file in mutation.files} if mutation else {},
         "tests": _test_rows(report),
         "sources": _source_files(report),
-        "mutants": by_place(mutation.mutants) if mutation else [],
+        # Killed, rejected and ignored mutants are counted, and listed in the JSON: as
+        # rows they made most of a large project's page.
+        "mutants": by_place([m for m in mutation.mutants if m.status in _LISTED])
+        if mutation
+        else [],
         "probe_summary": probe_summary(report),
         "hardening": hardening_summary(report),
         "finding_titles": FINDING_TITLES,

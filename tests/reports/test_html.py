@@ -132,3 +132,25 @@ def test_grey_notes_meet_wcag_aa_contrast_on_white():
     muted = re.search(r"--muted: (#[0-9a-fA-F]{6})", css)[1]
     contrast = 1.05 / (_relative_luminance(muted) + 0.05)
     assert contrast >= 4.5  # WCAG AA for normal text: the notes are 12 px
+
+
+def test_the_mutants_table_lists_what_no_test_killed_and_counts_the_rest(rendered, report):
+    html = rendered["html"].read_text()
+    section = html.split('<section id="mutants">', 1)[1].split("</section>", 1)[0]
+    listed = re.findall(r'<tr data-status="(\w+)"', section)
+    counts = report.mutation.scores.counts
+    not_killed = counts.survived + counts.no_coverage + counts.timeout + counts.runtime_error
+    assert counts.killed > 0
+    assert len(listed) == not_killed
+    assert "Killed" not in listed
+    assert f"{counts.killed} killed" in section
+
+
+def test_source_lines_get_an_id_only_where_another_section_links(rendered, report):
+    html = rendered["html"].read_text()
+    section = html.split('<section id="source">', 1)[1].split("</section>", 1)[0]
+    ids = set(re.findall(r'<tr id="(L-[^"]+)"', section))
+    links = set(re.findall(r'href="#(L-[^"]+)"', html))
+    assert links and links <= ids
+    source_lines = sum(len(text.splitlines()) for text in report.sources.values())
+    assert len(ids) < source_lines
