@@ -12,10 +12,11 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from auditor.report import CheckEvidence, Mutant, Report
+from auditor.report import CheckEvidence, Mutant, Report, Witness
 from reports.summary import (
     FINDING_TITLES,
     Change,
+    SurvivorGroup,
     acceptance_note,
     accepted,
     banner,
@@ -250,6 +251,30 @@ def _test_rows(report: Report) -> list[dict[str, Any]]:
     return rows
 
 
+@dataclass(frozen=True)
+class FirstTest:
+    """One line of the first screen: a function whose survivors one new test would kill,
+    with an input that shows one of them when the probes found it."""
+
+    group: SurvivorGroup
+    count: int
+    witness: Witness | None
+
+
+def _first_tests(report: Report, limit: int = 5) -> list[FirstTest]:
+    """The functions with the most survivors no probe found equivalent, module-level code
+    last (`survivor_groups`)."""
+    witnesses = {w.mutant_id: w for w in report.probes.witnesses} if report.probes else {}
+    found = []
+    for group in survivor_groups(report):
+        labels = [witnesses.get(m.id) for m in group.survivors]
+        open_ = [w for w in labels if w is None or w.status != "likely_equivalent"]
+        shown = next((w for w in labels if w is not None and w.status == "found"), None)
+        if open_:
+            found.append(FirstTest(group, len(open_), shown))
+    return found[:limit]
+
+
 def _checks_shown(report: Report) -> list[CheckEvidence]:
     """The checks that passed on the most survivors, those that caught nothing first: the
     weakest oracles. A check that ran on no mutant says nothing either way."""
@@ -273,6 +298,7 @@ def render(report: Report, previous: Report | None = None) -> str:
         "carrying_note": carrying_note(report),
         "generator_cards": generator_cards(report),
         "survivor_groups": survivor_groups(report),
+        "first_tests": _first_tests(report),
         "checks": _checks_shown(report),
         "changes": changes,
         "bars": _bars(report),

@@ -176,3 +176,36 @@ def test_every_header_is_reached_with_tab(open_report, rendered):
     )
     assert headers
     assert set(headers) == {0}
+
+
+def test_every_table_fits_a_1400_pixel_window(open_report, report, tmp_path):
+    # Real projects have long test ids without a space to break at (parametrized ids,
+    # nested classes): one such id in every table that names tests.
+    long_id = "tests/test_schema.py::TestNested::test_" + "_".join(["nested_field"] * 20)
+    tests = [report.baseline.tests[0].model_copy(update={"nodeid": long_id})]
+    tests += report.baseline.tests[1:]
+    baseline = report.baseline.model_copy(update={"tests": tests})
+    path = tmp_path / "report.html"
+    path.write_text(html_renderer.render(report.model_copy(update={"baseline": baseline})))
+    page = open_report(path)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    for details in page.query_selector_all("details"):
+        details.evaluate("element => { element.open = true; }")
+    widths = page.eval_on_selector_all(
+        "table", "tables => tables.map(t => Math.ceil(t.getBoundingClientRect().right))"
+    )
+    assert widths
+    assert max(widths) <= 1400
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+
+
+def test_the_first_screen_names_the_tests_worth_writing_first(open_report, rendered, report):
+    from reports.summary import survivor_groups
+
+    page = open_report(rendered["html"])
+    page.set_viewport_size({"width": 1400, "height": 900})
+    first = page.query_selector("#first-tests")
+    assert first.is_visible()
+    assert first.bounding_box()["y"] < 900
+    top = survivor_groups(report)[0]
+    assert f"{top.file}::{top.function}" in first.inner_text()
