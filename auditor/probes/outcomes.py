@@ -3,6 +3,7 @@ far as a test could tell (`==`, or the attributes of objects that compare by ide
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
@@ -127,6 +128,13 @@ def equal(first: object, second: object, depth: int = 0) -> bool:
     their attributes are (two fresh `Chart()`s are the same behaviour); repr when `==`
     cannot say."""
     if type(first) is type(second) and depth < 4:
+        if isinstance(first, functools.partial):  # what a decorator with options returns
+            theirs: functools.partial[Any] = second  # type: ignore[assignment]
+            return (
+                equal(first.func, theirs.func, depth + 1)
+                and equal(first.args, theirs.args, depth + 1)
+                and equal(first.keywords, theirs.keywords, depth + 1)
+            )
         if is_dataclass(first) and not isinstance(first, type):
             return all(
                 equal(getattr(first, f.name), getattr(second, f.name), depth + 1)

@@ -39,6 +39,8 @@ class SurvivorSpec:
     first_line: int = 0
     last_line: int = 0
     """The lines the mutant changes: an input must run them to say it changes nothing."""
+    direct: bool = False
+    """The search calls the mutant's own function (not others of its file)."""
 
     @property
     def mutant_id(self) -> str:
@@ -59,7 +61,7 @@ class SurvivorSpec:
             "patch": [job.patch_start, job.patch_end, job.replacement, job.rerun_lines],
             "consumers": [consumer[1:] for consumer in job.consumers],
             "targets": self.targets,
-            "lines": [self.first_line, self.last_line],
+            "lines": [self.first_line, self.last_line, self.direct],
         }
 
 

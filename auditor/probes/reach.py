@@ -1,31 +1,44 @@
-"""Whether a probe's calls ran the mutated code: a survivor whose every input agreed is
-only likely equivalent when those inputs reached the lines the mutant changed."""
+"""Which lines of a file the probe inputs ran: a survivor whose every input agreed is only
+likely equivalent when those inputs reached the lines the mutant changed.
+
+Recorded once per function on the original code, while its inputs' outcomes are computed,
+not in each survivor's replay: a trace slows every call it watches."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
+
+from auditor.probes.outcomes import short_repr
 
 Tracer = Callable[[FrameType, str, Any], Any]
 
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
-class Reach:
-    """A trace function that watches one file for the lines `first`..`last` running.
 
-    A line of a function's header (a default value, an annotation) counts as run when the
-    function is called: its first line event comes after it. The trace stops watching
-    once the lines ran, so a mutant that is reached early costs little."""
+class FileLines:
+    """A trace function recording the lines of one file that run.
 
-    def __init__(self, path: str, first: int, last: int) -> None:
+    A function's header (a default value, an annotation) runs when the function is
+    defined, not called; it counts as reached when the function is called: `calls` keeps,
+    per call, the function's first line and the first line its body ran."""
+
+    def __init__(self, path: str) -> None:
         self.path = os.path.realpath(path)
-        self.first, self.last = first, last
-        self.reached = False
+        self.lines: set[int] = set()
+        self.calls: set[tuple[int, int]] = set()
         self._paths: dict[str, str] = {}
-        self._resumed: set[int] = set()
+
+    def ran(self, first: int, last: int) -> bool:
+        """Whether the lines `first`..`last` ran (or, for a header, their function)."""
+        if any(line in self.lines for line in range(first, last + 1)):
+            return True
+        return any(start <= last and first < body for start, body in self.calls)
 
     def _in_file(self, filename: str) -> bool:
         if filename not in self._paths:
@@ -34,36 +47,87 @@ class Reach:
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> Tracer | None:
         code = frame.f_code
-        if self.reached or code.co_firstlineno > self.last or not self._in_file(code.co_filename):
+        if not self._in_file(code.co_filename):
             return None
-        # A generator resuming sends another call event for the same frame: its first
-        # line then is not the first of the body.
-        fresh = id(frame) not in self._resumed
-        self._resumed.add(id(frame))
-        return self._local(code.co_firstlineno if fresh else None)
+        # A generator resuming sends another call event: its first line then is not the
+        # first of the body, so a generator's header is never counted.
+        resumable = code.co_flags & _RESUMABLE
+        return self._local(None if resumable else code.co_firstlineno)
 
     def _local(self, start: int | None) -> Tracer:
-        header = start
-
-        def trace(frame: FrameType, event: str, arg: Any) -> Tracer | None:
-            nonlocal header
-            if event != "line" or self.reached:
-                return None if self.reached else trace
-            line = frame.f_lineno
-            in_header = header is not None and header <= self.last and self.first < line
-            self.reached = in_header or self.first <= line <= self.last
-            header = None
+        def trace(frame: FrameType, event: str, arg: Any) -> Tracer:
+            nonlocal start
+            if event == "line":
+                self.lines.add(frame.f_lineno)
+                if start is not None:
+                    self.calls.add((start, frame.f_lineno))
+                    start = None
             return trace
 
         return trace
 
 
 @contextmanager
-def watching(reach: Reach) -> Iterator[Reach]:
+def watching(lines: FileLines) -> Iterator[FileLines]:
     """Trace the calls made inside the block, in this thread."""
     previous = sys.gettrace()
-    sys.settrace(reach)
+    sys.settrace(lines)
     try:
-        yield reach
+        yield lines
     finally:
         sys.settrace(previous)
+
+
+class States:
+    """A trace function recording the state of the frames that run lines `first`..`last`
+    of one file, each time they leave those lines: their locals, and `self`'s attributes.
+
+    Comparing the records of the original and of a mutant on one input says whether the
+    mutant changed anything where it is (it "infected" the state); a mutant that never
+    does on an input cannot show there, whatever the output."""
+
+    def __init__(self, path: str, first: int, last: int) -> None:
+        self.path = os.path.realpath(path)
+        self.first, self.last = first, last
+        self.records: list[tuple[tuple[str, str], ...]] = []
+        self._spans: dict[CodeType, tuple[int, int]] = {}
+
+    def _spans_lines(self, code: CodeType) -> bool:
+        if code not in self._spans:
+            lines = [line for _, _, line in code.co_lines() if line is not None]
+            in_file = os.path.realpath(code.co_filename) == self.path
+            self._spans[code] = (code.co_firstlineno, max(lines)) if lines and in_file else (0, 0)
+        start, end = self._spans[code]
+        return start <= self.first and self.last <= end
+
+    def __call__(self, frame: FrameType, event: str, arg: Any) -> Tracer | None:
+        if not self._spans_lines(frame.f_code):
+            return None
+        header = not frame.f_code.co_flags & _RESUMABLE
+        inside = False
+
+        def trace(frame: FrameType, event: str, arg: Any) -> Tracer:
+            nonlocal header, inside
+            if event == "line":
+                line = frame.f_lineno
+                if header and self.first < line:  # a default or annotation took effect
+                    self._record(frame)
+                header = False
+                if self.first <= line <= self.last:
+                    inside = True
+                elif inside:  # where it goes next is state too: a branch taken
+                    self._record(frame, ("<next line>", str(line)))
+                    inside = False
+            elif event == "return" and inside:
+                self._record(frame, ("<returns>", short_repr(arg, 200)))
+                inside = False
+            return trace
+
+        return trace
+
+    def _record(self, frame: FrameType, *extra: tuple[str, str]) -> None:
+        state = [(name, short_repr(value, 200)) for name, value in frame.f_locals.items()]
+        owner = frame.f_locals.get("self")
+        if hasattr(owner, "__dict__"):
+            state.append(("<self>", short_repr(vars(owner), 400)))
+        self.records.append(tuple(sorted(state)) + extra)

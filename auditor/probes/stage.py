@@ -41,6 +41,7 @@ from auditor.probes.targets import Target, expected_exceptions, find_targets
 from auditor.report import (
     BaselineSection,
     FunctionProbe,
+    Mutant,
     MutationSection,
     ProbeFinding,
     ProbesSection,
@@ -103,12 +104,7 @@ def _survivors(
     sources = MutantSources()
     for mutant in (m for m in mutation.mutants if m.status == "Survived"):
         job = jobs.get(mutant.id)
-        in_file = [key for key in probed if key.startswith(f"{mutant.file}::")]
-        # The mutant's own class first (its constructor builds the state its methods read).
-        own_class = f"{mutant.file}::{mutant.function.split('.')[0]}."
-        in_file.sort(key=lambda key: (not key.startswith(own_class), key not in observed_keys, key))
-        own = f"{mutant.file}::{mutant.function}"
-        keys = [own] if own in probed else in_file[:WITNESS_CANDIDATES]
+        keys = _search_through(mutant, probed, observed_keys)
         why = ""
         if job is None:
             why = "no code of the mutant to run"
@@ -128,9 +124,25 @@ def _survivors(
                 targets=keys,
                 first_line=mutant.line,
                 last_line=mutant.end_line,
+                direct=keys == [f"{mutant.file}::{mutant.function}"],
             )
         )
     return specs, unsearchable
+
+
+def _search_through(mutant: Mutant, probed: Mapping[str, object], observed: set[str]) -> list[str]:
+    """The functions a survivor's witness is searched through: its own, else its file's,
+    its class's first (the constructor builds the state its methods read), then those the
+    tests called."""
+    own = f"{mutant.file}::{mutant.function}"
+    if own in probed:
+        return [own]
+    own_class = f"{mutant.file}::{mutant.function.split('.')[0]}."
+    in_file = sorted(
+        (key for key in probed if key.startswith(f"{mutant.file}::")),
+        key=lambda key: (not key.startswith(own_class), key not in observed, key),
+    )
+    return in_file[:WITNESS_CANDIDATES]
 
 
 def _environment(project: Project, private_tmp: Path, isolation: Isolation) -> dict[str, str]:

@@ -31,7 +31,7 @@ from auditor.mutation.swap import SwapError
 from auditor.probes.calls import CallTimeout, Example, Subject, _on_alarm
 from auditor.probes.outcomes import Outcome, equal, same
 from auditor.probes.protocol import ProbeSpec, SurvivorSpec
-from auditor.probes.reach import Reach, watching
+from auditor.probes.reach import FileLines, States, watching
 from auditor.probes.search import search_settings
 from auditor.probes.suggest import NoLiteral, name_for, render, run_test
 from auditor.report import Witness
@@ -58,8 +58,6 @@ class Draft:
     test: str = ""
     reason: str = ""
     examples: int = 0
-    reached: bool = False
-    """Some input ran the lines the mutant changed."""
 
 
 @dataclass
@@ -171,16 +169,14 @@ def _on_mutant(
     outcomes: list[Outcome] = []
     differing: list[int] = []
     deadline = time.monotonic() + spec.time_budget / 2
-    reach = Reach(survivor.path, survivor.first_line, survivor.last_line)
-    with watching(reach):
-        for index, trial in enumerate(trials):
-            outcomes.append(trial.subject.invoke(trial.example, spec.call_timeout))
-            if not same(trial.outcome, outcomes[index]):
-                differing.append(index)
-            if len(differing) >= ENOUGH or time.monotonic() > deadline:
-                break
+    for index, trial in enumerate(trials):
+        outcomes.append(trial.subject.invoke(trial.example, spec.call_timeout))
+        if not same(trial.outcome, outcomes[index]):
+            differing.append(index)
+        if len(differing) >= ENOUGH or time.monotonic() > deadline:
+            break
     if not differing:
-        return Draft(examples=len(outcomes), reached=reach.reached)
+        return Draft(examples=len(outcomes))
     # The simplest input whose test also fails here; a few tries at most.
     ordered = sorted(
         differing, key=lambda i: (len(trials[i].subject.call_text(trials[i].example)), i)
@@ -208,8 +204,47 @@ def _on_mutant(
         test=test,
         reason=reason,
         examples=len(outcomes),
-        reached=True,
     )
+
+
+@dataclass
+class Infections:
+    """What the infection check in a grandchild sends back."""
+
+    inputs: int = 0
+    """Inputs on which the mutant left another state where it is than the original."""
+
+
+def _states(trial: Trial, survivor: SurvivorSpec, spec: ProbeSpec) -> list[object]:
+    states = States(survivor.path, survivor.first_line, survivor.last_line)
+    with watching(states):
+        trial.subject.invoke(trial.example, spec.call_timeout)
+    return list(states.records)
+
+
+def _infections(
+    survivor: SurvivorSpec,
+    mutant: PreparedMutant,
+    alive: FunctionIndex,
+    trials: list[Trial],
+    spec: ProbeSpec,
+) -> Infections:
+    """Runs in a grandchild: the state at the mutated lines on each input, on the original
+    and then on the mutant; a quarter of the time budget for each."""
+    deadline = time.monotonic() + spec.time_budget / 4
+    before = []
+    for trial in trials:
+        if time.monotonic() > deadline:
+            break
+        before.append(_states(trial, survivor, spec))
+    mutant.apply(alive)
+    deadline = time.monotonic() + spec.time_budget / 4
+    infected = 0
+    for trial, original in zip(trials, before, strict=False):  # before may stop early
+        if time.monotonic() > deadline:
+            break
+        infected += _states(trial, survivor, spec) != original
+    return Infections(inputs=infected)
 
 
 def _name(trial: Trial, survivor: SurvivorSpec) -> str:
@@ -282,6 +317,11 @@ def witnesses_for_group(
     # took back have been tried.
     trials_by_key = {}
     new_inputs = {}
+    # The lines of the group's file the original ran on each function's inputs.
+    ran = {key: FileLines(survivors[0].path) for key in keys}
+    # A survivor's search takes its functions' inputs in turn, `witness_examples` in all:
+    # the original's outcomes are needed for those only.
+    share = -(-spec.witness_examples // max(len(survivor.targets) for survivor in survivors))
     for key in keys:
         pickled = generated.get(key)
         if pickled is None:
@@ -291,7 +331,11 @@ def witnesses_for_group(
             if text is None:
                 continue
             pickled = new_inputs[key] = wire.decode(Inputs, text).pickled
-        trials_by_key[key] = trials_for(subjects[key], spec, _unpickled(pickled))
+        examples = _unpickled(pickled)
+        with watching(ran[key]):
+            trials_by_key[key] = trials_for(
+                subjects[key], spec, None if examples is None else examples[:share]
+            )
     sources = MutantSources()  # the group's file, read once
     found = []
     for survivor in survivors:
@@ -314,7 +358,21 @@ def witnesses_for_group(
         if text is None:
             found.append(_not_probeable(survivor, why))
             continue
-        found.append(_finish(survivor, trials, wire.decode(Draft, text), spec))
+        draft = wire.decode(Draft, text)
+        evidence = Evidence(
+            reached=any(
+                ran[key].ran(survivor.first_line, survivor.last_line)
+                for key in survivor.targets
+                if key in trials_by_key
+            )
+        )
+        if draft.index < 0 and evidence.reached and survivor.direct:
+            text, _ = run_forked(
+                lambda s=survivor, m=mutant, t=trials: _infections(s, m, alive, t, spec),
+                spec.time_budget,
+            )
+            evidence.infected = wire.decode(Infections, text).inputs if text else 0
+        found.append(_finish(survivor, trials, draft, spec, evidence))
     return WitnessBatch(witnesses=found, inputs={k: v for k, v in new_inputs.items() if v})
 
 
@@ -322,23 +380,56 @@ def _not_probeable(survivor: SurvivorSpec, reason: str) -> Witness:
     return Witness(mutant_id=survivor.mutant_id, status="not probeable", reason=reason)
 
 
-def _finish(survivor: SurvivorSpec, trials: list[Trial], draft: Draft, spec: ProbeSpec) -> Witness:
-    if draft.index < 0 and not draft.reached:
-        return Witness(
-            mutant_id=survivor.mutant_id,
-            status="not_shown",
-            examples=draft.examples,
-            reason=f"none of {draft.examples} inputs ran the mutated line: the probes "
-            "cannot tell whether a test could catch it",
+@dataclass
+class Evidence:
+    """What a search that told nothing apart still learnt about a survivor."""
+
+    reached: bool
+    """The original ran the mutated lines on some of the inputs."""
+    infected: int = 0
+    """Inputs on which the mutant changed the state where it is: its frame's locals,
+    `self`'s attributes, the next line run or the value returned (checked only for a
+    survivor searched through its own function, which reached it)."""
+
+
+ENOUGH_INPUTS = 10
+"""Inputs a search through the mutant's own function must have tried before the probes
+call it likely equivalent."""
+
+
+def _unshown(survivor: SurvivorSpec, draft: Draft, evidence: Evidence) -> Witness:
+    """A survivor no input told apart. Likely equivalent only on evidence that held on
+    marshmallow: its own function called, its lines run, and its change made where it is
+    on some input without showing outside. A change never made says nothing: the inputs
+    may lack the values that make it (an option never passed)."""
+    tried = draft.examples
+    if not evidence.reached:
+        reason = f"none of {tried} inputs ran the mutated line"
+    elif not survivor.direct:
+        reason = f"searched through other functions: none of {tried} inputs told it apart"
+    elif tried < ENOUGH_INPUTS:
+        reason = f"only {tried} inputs could be tried"
+    elif not evidence.infected:
+        reason = (
+            f"{tried} inputs ran the mutated line, and on none did it change the state "
+            "there: they may lack the values that make a difference"
         )
-    if draft.index < 0:
+    else:
         return Witness(
             mutant_id=survivor.mutant_id,
             status="likely_equivalent",
-            examples=draft.examples,
-            reason=f"no input among {draft.examples} made the mutant behave differently, "
-            "though they ran the mutated line",
+            examples=tried,
+            reason=f"on {evidence.infected} of {tried} inputs the mutant changed the state "
+            "where it is, and no call showed a difference",
         )
+    return Witness(mutant_id=survivor.mutant_id, status="not_shown", examples=tried, reason=reason)
+
+
+def _finish(
+    survivor: SurvivorSpec, trials: list[Trial], draft: Draft, spec: ProbeSpec, evidence: Evidence
+) -> Witness:
+    if draft.index < 0:
+        return _unshown(survivor, draft, evidence)
     trial = trials[draft.index]
     test, reason = draft.test, draft.reason
     if test and not _passes(test, _name(trial, survivor), spec):

@@ -125,9 +125,11 @@ def scale(x: int) -> int:
 """
 
 
-def test_planted_equivalent_mutants_come_out_likely_equivalent(tmp_path):
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """Witness status by mutant description, for a shallow suite of `EQUIVALENT`."""
     root = _project(
-        tmp_path / "eq",
+        tmp_path_factory.mktemp("planted") / "eq",
         EQUIVALENT,
         """
         from pkg.core import clamp, scale
@@ -139,22 +141,32 @@ def test_planted_equivalent_mutants_come_out_likely_equivalent(tmp_path):
             assert scale(2) is not None
         """,
     )
-    out = tmp_path / "eq.json"
+    out = root / "eq.json"
     result = run_audit("tests", "-q", "--json", str(out), cwd=root)
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())
-    mutants = {m["id"]: m for m in report["mutation"]["mutants"]}
     witnesses = {w["mutant_id"]: w for w in report["probes"]["witnesses"]}
 
-    def status_of(description: str) -> str:
-        (mutant,) = [m for m in mutants.values() if m["description"] == description]
-        return witnesses[mutant["id"]]["status"]
+    def witness(description: str) -> dict:
+        (mutant,) = [m for m in report["mutation"]["mutants"] if m["description"] == description]
+        return witnesses[mutant["id"]]
 
-    # `x >= 0` -> `x > 0` changes nothing: clamp(0) is 0 either way.
-    assert status_of(">= -> >") == "likely_equivalent"
-    # `x * 1 + 0` -> `x * 1 - 0` neither.
-    assert status_of("+ -> -") == "likely_equivalent"
-    assert status_of(">= -> <") == "found"
+    return witness
+
+
+def test_a_change_made_on_some_input_that_never_shows_is_likely_equivalent(planted):
+    # `x >= 0` -> `x > 0` takes the other branch on clamp(0), which returns 0 either way.
+    assert planted(">= -> >")["status"] == "likely_equivalent"
+    assert planted(">= -> <")["status"] == "found"
+
+
+def test_a_change_no_input_makes_is_not_shown_rather_than_likely_equivalent(planted):
+    # `x * 1 + 0` -> `x * 1 - 0` computes the same value on every input: nothing the
+    # probes saw tells an equivalent mutant from one whose inputs lack the values that
+    # matter (marshmallow's `unknown=unknown` -> `unknown=None`, never passed).
+    witness = planted("+ -> -")
+    assert witness["status"] == "not_shown"
+    assert "on none did it change the state there" in witness["reason"]
 
 
 def test_fresh_probes_give_the_same_results_twice(tmp_path):
