@@ -110,7 +110,10 @@ def _plain_repr(value: object, depth: int = 0) -> str:
 
 
 def same(first: Outcome, second: Outcome) -> bool:
-    """Whether a test could tell the two apart by `==` (repr when `==` cannot say)."""
+    """Whether a test could tell the two apart by `==` (repr when `==` cannot say). A call
+    not made (`skipped`, after the function hung too often) tells nothing apart."""
+    if "skipped" in (first.kind, second.kind):
+        return True
     if first.kind != second.kind:
         return False
     if first.kind == "raised":
@@ -126,7 +129,7 @@ def same(first: Outcome, second: Outcome) -> bool:
 def equal(first: object, second: object, depth: int = 0) -> bool:
     """`==`, except for objects whose class compares by identity, which are equal when
     their attributes are (two fresh `Chart()`s are the same behaviour); repr when `==`
-    cannot say."""
+    cannot say, or when a project class's `==` says equal."""
     if type(first) is type(second) and depth < 4:
         if isinstance(first, functools.partial):  # what a decorator with options returns
             theirs: functools.partial[Any] = second  # type: ignore[assignment]
@@ -155,7 +158,17 @@ def equal(first: object, second: object, depth: int = 0) -> bool:
     try:
         result = first == second
         if isinstance(result, bool):
+            if result and depth == 0 and _eq_hides_state(first):
+                return short_repr(first) == short_repr(second)
             return result or (short_repr(first) == short_repr(second) and first != first)
     except Exception:
         pass
     return short_repr(first) == short_repr(second)
+
+
+def _eq_hides_state(value: object) -> bool:
+    """A project class whose `==` may ignore what its repr shows (semver's `Version`
+    compares without the build part): a returned value is equal only when the reprs
+    agree too. Not deeper: reprs of large object graphs cost more than the search."""
+    kind = type(value)
+    return kind.__module__ != "builtins" and kind.__repr__ is not object.__repr__

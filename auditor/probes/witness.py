@@ -215,11 +215,13 @@ class Infections:
     """Inputs on which the mutant left another state where it is than the original."""
 
 
-def _states(trial: Trial, survivor: SurvivorSpec, spec: ProbeSpec) -> list[object]:
+def _states(trial: Trial, survivor: SurvivorSpec, spec: ProbeSpec) -> list[object] | None:
+    """The states at the mutated lines on one input; None when the call did not return
+    (a change made before an exception that both raise is no evidence of equivalence)."""
     states = States(survivor.path, survivor.first_line, survivor.last_line)
     with watching(states):
-        trial.subject.invoke(trial.example, spec.call_timeout)
-    return list(states.records)
+        outcome = trial.subject.invoke(trial.example, spec.call_timeout)
+    return list(states.records) if outcome.kind == "returned" else None
 
 
 def _infections(
@@ -243,7 +245,8 @@ def _infections(
     for trial, original in zip(trials, before, strict=False):  # before may stop early
         if time.monotonic() > deadline:
             break
-        infected += _states(trial, survivor, spec) != original
+        after = _states(trial, survivor, spec)
+        infected += original is not None and after is not None and after != original
     return Infections(inputs=infected)
 
 
@@ -393,15 +396,17 @@ class Evidence:
 
 
 ENOUGH_INPUTS = 10
-"""Inputs a search through the mutant's own function must have tried before the probes
-call it likely equivalent."""
+"""Inputs a search through the mutant's own function must have tried, and inputs on
+which the mutant must have changed the state where it is with both versions returning,
+before the probes call it likely equivalent."""
 
 
 def _unshown(survivor: SurvivorSpec, draft: Draft, evidence: Evidence) -> Witness:
     """A survivor no input told apart. Likely equivalent only on evidence that held on
-    marshmallow: its own function called, its lines run, and its change made where it is
-    on some input without showing outside. A change never made says nothing: the inputs
-    may lack the values that make it (an option never passed)."""
+    marshmallow and semver: its own function called, its lines run, and its change made
+    where it is on many inputs that returned, without showing outside. A change never
+    made says nothing: the inputs may lack the values that make it (an option never
+    passed)."""
     tried = draft.examples
     if not evidence.reached:
         reason = f"none of {tried} inputs ran the mutated line"
@@ -409,10 +414,10 @@ def _unshown(survivor: SurvivorSpec, draft: Draft, evidence: Evidence) -> Witnes
         reason = f"searched through other functions: none of {tried} inputs told it apart"
     elif tried < ENOUGH_INPUTS:
         reason = f"only {tried} inputs could be tried"
-    elif not evidence.infected:
+    elif evidence.infected < ENOUGH_INPUTS:
         reason = (
-            f"{tried} inputs ran the mutated line, and on none did it change the state "
-            "there: they may lack the values that make a difference"
+            f"{tried} inputs ran the mutated line; on {evidence.infected} did it change the "
+            "state there and both versions return: too few to call it equivalent"
         )
     else:
         return Witness(

@@ -122,6 +122,11 @@ def clamp(x: int) -> int:
 
 def scale(x: int) -> int:
     return x * 1 + 0
+
+
+def size(x: int) -> int:
+    twice = x + x  # left over: never read
+    return abs(x)
 """
 
 
@@ -132,13 +137,16 @@ def planted(tmp_path_factory):
         tmp_path_factory.mktemp("planted") / "eq",
         EQUIVALENT,
         """
-        from pkg.core import clamp, scale
+        from pkg.core import clamp, scale, size
 
         def test_clamp_runs():
             assert clamp(5) is not None
 
         def test_scale_runs():
             assert scale(2) is not None
+
+        def test_size_runs():
+            assert size(-3) is not None
         """,
     )
     out = root / "eq.json"
@@ -147,26 +155,38 @@ def planted(tmp_path_factory):
     report = json.loads(out.read_text())
     witnesses = {w["mutant_id"]: w for w in report["probes"]["witnesses"]}
 
-    def witness(description: str) -> dict:
-        (mutant,) = [m for m in report["mutation"]["mutants"] if m["description"] == description]
+    def witness(function: str, description: str) -> dict:
+        (mutant,) = [
+            m
+            for m in report["mutation"]["mutants"]
+            if (m["function"], m["description"]) == (function, description)
+        ]
         return witnesses[mutant["id"]]
 
     return witness
 
 
 def test_a_change_made_on_some_input_that_never_shows_is_likely_equivalent(planted):
-    # `x >= 0` -> `x > 0` takes the other branch on clamp(0), which returns 0 either way.
-    assert planted(">= -> >")["status"] == "likely_equivalent"
-    assert planted(">= -> <")["status"] == "found"
+    # `twice` is never read: `x + x` -> `x - x` changes it on every input but 0, and
+    # size() returns the same (semver 3.0.2's bump_build computes its result twice).
+    assert planted("size", "+ -> -")["status"] == "likely_equivalent"
+    assert planted("clamp", ">= -> <")["status"] == "found"
+
+
+def test_a_change_made_on_too_few_inputs_is_not_shown(planted):
+    # `x >= 0` -> `x > 0` takes the other branch on clamp(0) only (and edge values).
+    witness = planted("clamp", ">= -> >")
+    assert witness["status"] == "not_shown"
+    assert "too few to call it equivalent" in witness["reason"]
 
 
 def test_a_change_no_input_makes_is_not_shown_rather_than_likely_equivalent(planted):
     # `x * 1 + 0` -> `x * 1 - 0` computes the same value on every input: nothing the
     # probes saw tells an equivalent mutant from one whose inputs lack the values that
     # matter (marshmallow's `unknown=unknown` -> `unknown=None`, never passed).
-    witness = planted("+ -> -")
+    witness = planted("scale", "+ -> -")
     assert witness["status"] == "not_shown"
-    assert "on none did it change the state there" in witness["reason"]
+    assert "on 0 did it change the state there" in witness["reason"]
 
 
 def test_fresh_probes_give_the_same_results_twice(tmp_path):
