@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_audit, tree_digest
+from tests.conftest import mutants_of, run_audit, tree_digest
 
 pytestmark = pytest.mark.slow
 
@@ -191,9 +191,7 @@ def test_an_order_dependent_test_is_marked_flaky_and_kills_nothing(hostile, tmp_
     assert data["baseline"]["flaky"] == [
         "order_dependent/test_order.py::test_relies_on_the_test_before_it"
     ]
-    killers = {
-        test for m in data["mutation"]["mutants"] for test in m["killed_by"] + m["covered_by"]
-    }
+    killers = {test for m in mutants_of(data) for test in m["killed_by"] + m["covered_by"]}
     assert not any("test_relies_on_the_test_before_it" in test for test in killers)
     assert tree_digest(root) == before
 

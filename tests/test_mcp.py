@@ -84,7 +84,7 @@ def test_explain_mutant_gives_the_change_the_witness_and_a_test(audited, report)
     explained = result.structured_content
     mutant = next(m for m in report.mutation.mutants if m.id == witness.mutant_id)
     assert explained["mutant"]["diff"] == mutant.diff
-    assert explained["mutant"]["covered_by"] == mutant.covered_by
+    assert explained["covered_by"] == mutant.covered_by
     assert explained["witness"]["input"] == witness.input
     assert explained["suggested_test"] == witness.test
 

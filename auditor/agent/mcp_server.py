@@ -46,7 +46,9 @@ class AuditResult(BaseModel):
 
 class MutantExplanation(BaseModel):
     mutant: Mutant
-    """The change (`diff`), its status, the tests that ran it and those that noticed it."""
+    """The change (`diff`), its status, and the tests that noticed it."""
+    covered_by: list[str]
+    """The reliable tests that run its line."""
     witness: Witness | None
     """For a survivor: an input on which the code as it is and the mutant differ."""
     suggested_test: str
@@ -197,7 +199,10 @@ def explain(report: Report, mutant_id: str, report_name: str) -> MutantExplanati
     witnesses = report.probes.witnesses if report.probes else []
     witness = next((w for w in witnesses if w.mutant_id == mutant_id), None)
     return MutantExplanation(
-        mutant=mutant, witness=witness, suggested_test=witness.test if witness else ""
+        mutant=mutant,
+        covered_by=mutant.covered_by,
+        witness=witness,
+        suggested_test=witness.test if witness else "",
     )
 
 
