@@ -130,6 +130,25 @@ def size(x: int) -> int:
 """
 
 
+def _witnesses_of(root: Path):
+    """Audit `root`; then the witness of its one mutant with a given function and change."""
+    out = root / "report.json"
+    result = run_audit("tests", "-q", "--json", str(out), cwd=root)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    witnesses = {w["mutant_id"]: w for w in report["probes"]["witnesses"]}
+
+    def witness(function: str, description: str) -> dict:
+        (mutant,) = [
+            m
+            for m in report["mutation"]["mutants"]
+            if (m["function"], m["description"]) == (function, description)
+        ]
+        return witnesses[mutant["id"]]
+
+    return witness
+
+
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory):
     """Witness status by mutant description, for a shallow suite of `EQUIVALENT`."""
@@ -149,21 +168,7 @@ def planted(tmp_path_factory):
             assert size(-3) is not None
         """,
     )
-    out = root / "eq.json"
-    result = run_audit("tests", "-q", "--json", str(out), cwd=root)
-    assert result.returncode == 0, result.stderr
-    report = json.loads(out.read_text())
-    witnesses = {w["mutant_id"]: w for w in report["probes"]["witnesses"]}
-
-    def witness(function: str, description: str) -> dict:
-        (mutant,) = [
-            m
-            for m in report["mutation"]["mutants"]
-            if (m["function"], m["description"]) == (function, description)
-        ]
-        return witnesses[mutant["id"]]
-
-    return witness
+    return _witnesses_of(root)
 
 
 def test_a_change_made_on_some_input_that_never_shows_is_likely_equivalent(planted):
@@ -389,21 +394,7 @@ def constructed(tmp_path_factory):
             assert Number().serialize(1.5) is not None
         """,
     )
-    out = root / "report.json"
-    result = run_audit("tests", "-q", "--json", str(out), cwd=root)
-    assert result.returncode == 0, result.stderr
-    report = json.loads(out.read_text())
-    witnesses = {w["mutant_id"]: w for w in report["probes"]["witnesses"]}
-
-    def witness(function: str, description: str) -> dict:
-        (mutant,) = [
-            m
-            for m in report["mutation"]["mutants"]
-            if m["function"] == function and m["description"] == description
-        ]
-        return witnesses[mutant["id"]]
-
-    return witness
+    return _witnesses_of(root)
 
 
 def test_a_constructor_mutant_is_told_apart_by_the_object_it_builds(constructed):
