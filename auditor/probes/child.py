@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from auditor.containment import wire
 from auditor.containment.memory import address_space_bytes
@@ -32,6 +32,9 @@ from auditor.probes.protocol import (
     search_items,
 )
 from auditor.report import FunctionProbe, ParamStrategy, Witness
+
+if TYPE_CHECKING:  # imported once the probe process is set up (`main`)
+    from auditor.probes.witness import Inputs
 
 
 def _run_forked(work: Callable[[], object], budget: float) -> tuple[str | None, str]:
@@ -242,7 +245,7 @@ class _Work:
             except Exception as error:
                 reason = f"{type(error).__name__}: {error}".splitlines()[0]
                 self.unprobeable[target.key] = ("failed", reason)
-        self.generated: dict[str, str] = {}
+        self.generated: dict[str, Inputs] = {}
         """Witness inputs generated per function, reused by later searches."""
 
     def prepare_searches(self) -> None:

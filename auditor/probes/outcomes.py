@@ -39,6 +39,11 @@ class Outcome:
     lines: frozenset[int] = frozenset()
 
     @property
+    def exhausted(self) -> bool:
+        """The call ran out of time or memory, or was not made for hanging before."""
+        return self.kind in ("hung", "skipped") or isinstance(self.error, MemoryError)
+
+    @property
     def crash(self) -> bool:
         if self.kind == "hung":
             return True

@@ -61,37 +61,49 @@ class Draft:
 
 
 @dataclass
-class WitnessBatch:
-    witnesses: list[Witness]
-    inputs: dict[str, str] = field(default_factory=dict)
-    """The inputs this group generated, by function (`Inputs.pickled`): the probe process
-    keeps them for the next group that searches through the same function."""
+class Inputs:
+    """What a function's trial run in a grandchild sends back: which of the inputs it
+    generated the original behaves on as a test can check (`trials_for`), and those
+    inputs, each pickled before any call, when they can be (generating is the costly
+    part)."""
+
+    usable: list[int] = field(default_factory=list)
+    """Their places in generation order: derandomized, generation gives them again."""
+    pickled: str = ""
+
+    def examples(self, subject: Subject, spec: ProbeSpec) -> list[Example]:
+        unpickled = _unpickled(self.pickled)
+        if unpickled is not None:
+            return unpickled
+        generated = examples_for(subject, spec.witness_examples)
+        return [generated[place] for place in self.usable if place < len(generated)]
 
 
 @dataclass
-class Inputs:
-    """What a function's trial run in a grandchild sends back: the inputs it generated,
-    pickled before any call (generating is the costly part); empty when
-    they cannot be pickled."""
-
-    pickled: str = ""
+class WitnessBatch:
+    witnesses: list[Witness]
+    inputs: dict[str, Inputs] = field(default_factory=dict)
+    """The inputs this group tried, by function: the probe process keeps them for the
+    next group that searches through the same function."""
 
 
 def _tried_inputs(subject: Subject, spec: ProbeSpec) -> Inputs:
     """Runs in a grandchild: generate the inputs and call the function on them."""
     examples = examples_for(subject, spec.witness_examples)
     try:
-        pickled = base64.b64encode(_pickled(examples)).decode()
+        each = [_pickled(example) for example in examples]
     except Exception:  # an input holding a lambda, a lock, a generator...
-        pickled = ""
-    trials_for(subject, spec, examples)
-    return Inputs(pickled=pickled)
+        each = []
+    kept = {id(trial.example) for trial in trials_for(subject, spec, examples)}
+    usable = [place for place, example in enumerate(examples) if id(example) in kept]
+    pickled = pickle.dumps([each[place] for place in usable]) if each else b""
+    return Inputs(usable=usable, pickled=base64.b64encode(pickled).decode())
 
 
 _VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
 
 
-def _pickled(examples: list[Example]) -> bytes:
+def _pickled(example: Example) -> bytes:
     """`pickle.dumps`, and the dict views Hypothesis draws for `Iterable` and
     `Collection` parameters (pickle has no reducer for them) as views of a fresh dict:
     without them, a function that draws views would have its inputs generated again by
@@ -99,7 +111,7 @@ def _pickled(examples: list[Example]) -> bytes:
     buffer = io.BytesIO()
     pickler = pickle.Pickler(buffer)
     pickler.dispatch_table = {**copyreg.dispatch_table, **dict.fromkeys(_VIEWS, _reduce_view)}
-    pickler.dump(examples)
+    pickler.dump(example)
     return buffer.getvalue()
 
 
@@ -119,7 +131,7 @@ def _unpickled(pickled: str) -> list[Example] | None:
     if not pickled:
         return None
     try:
-        return pickle.loads(base64.b64decode(pickled))
+        return [pickle.loads(data) for data in pickle.loads(base64.b64decode(pickled))]
     except Exception:
         return None
 
@@ -144,8 +156,13 @@ def examples_for(subject: Subject, count: int) -> list[Example]:
 def trials_for(
     subject: Subject, spec: ProbeSpec, examples: list[Example] | None = None
 ) -> list[Trial]:
-    """The inputs (generated unless given) and the original's outcome on each; a
-    function that keeps hanging or runs slow gets fewer (half its time budget at most)."""
+    """The inputs (generated unless given) and the original's outcome on each, for those
+    on which the original behaves as a test can check, and quickly: it returns or raises
+    within a tenth of the call timeout (so that a mutant's hang takes ten times the
+    original's time, not load, and every replay stays cheap), and not for running out of
+    memory (whether memory or time runs out first is the machine's doing, not the
+    code's: a mutant's other one is no witness). A function that runs slow gets fewer
+    (half its time budget at most)."""
     trials: list[Trial] = []
     deadline = time.monotonic() + spec.time_budget / 2
     if examples is None:
@@ -153,7 +170,11 @@ def trials_for(
     for example in examples:
         if time.monotonic() > deadline:
             break
-        trials.append(Trial(subject, example, subject.invoke(example, spec.call_timeout)))
+        subject.hangs = 0  # an input that hangs is left out, not every one after it
+        outcome = subject.invoke(example, spec.call_timeout / 10)
+        if not outcome.exhausted:
+            trials.append(Trial(subject, example, outcome))
+    subject.hangs = 0
     return trials
 
 
@@ -308,7 +329,7 @@ def witnesses_for_group(
     spec: ProbeSpec,
     alive: FunctionIndex,
     run_forked: Callable[[Callable[[], object], float], tuple[str | None, str]],
-    generated: Mapping[str, str],
+    generated: Mapping[str, Inputs],
 ) -> WitnessBatch:
     """Runs in the group's child: original outcomes here, each mutant in a grandchild.
     `generated`: the inputs earlier groups of this process generated (generating is most
@@ -319,26 +340,24 @@ def witnesses_for_group(
     # grandchild first, and take back the inputs it generated. Inputs an earlier group
     # took back have been tried.
     trials_by_key = {}
-    new_inputs = {}
+    new_inputs: dict[str, Inputs] = {}
     # The lines of the group's file the original ran on each function's inputs.
     ran = {key: FileLines(survivors[0].path) for key in keys}
     # A survivor's search takes its functions' inputs in turn, `witness_examples` in all:
     # the original's outcomes are needed for those only.
     share = -(-spec.witness_examples // max(len(survivor.targets) for survivor in survivors))
     for key in keys:
-        pickled = generated.get(key)
-        if pickled is None:
+        inputs = generated.get(key)
+        if inputs is None:
             text, _ = run_forked(
                 lambda key=key: _tried_inputs(subjects[key], spec), spec.time_budget
             )
             if text is None:
                 continue
-            pickled = new_inputs[key] = wire.decode(Inputs, text).pickled
-        examples = _unpickled(pickled)
+            inputs = new_inputs[key] = wire.decode(Inputs, text)
+        examples = inputs.examples(subjects[key], spec)
         with watching(ran[key]):
-            trials_by_key[key] = trials_for(
-                subjects[key], spec, None if examples is None else examples[:share]
-            )
+            trials_by_key[key] = trials_for(subjects[key], spec, examples[:share])
     sources = MutantSources()  # the group's file, read once
     found = []
     for survivor in survivors:
@@ -376,7 +395,7 @@ def witnesses_for_group(
             )
             evidence.infected = wire.decode(Infections, text).inputs if text else 0
         found.append(_finish(survivor, trials, draft, spec, evidence))
-    return WitnessBatch(witnesses=found, inputs={k: v for k, v in new_inputs.items() if v})
+    return WitnessBatch(witnesses=found, inputs=new_inputs)
 
 
 def _not_probeable(survivor: SurvivorSpec, reason: str) -> Witness:

@@ -30,12 +30,31 @@ from tests.conftest import target_spec
 
 SOURCE = """
 import threading
+import time
 
 def scale(values: list[int], factor: int) -> list[int]:
     return [value * factor for value in values]
 
 def holds(lock: threading.Lock) -> bool:
     return lock.locked()
+
+def settle(n: int) -> int:
+    while n > 100:
+        pass
+    return n
+
+def settle_holding(n: int, lock: threading.Lock) -> int:
+    return settle(n)
+
+def crawl(n: int) -> int:
+    if n > 100:
+        time.sleep(0.03)
+    return n
+
+def reserve(n: int) -> list[int]:
+    if n > 100:
+        raise MemoryError  # what an allocation past the memory limit raises
+    return [n]
 """
 
 
@@ -55,7 +74,7 @@ def _subject(module: tuple[str, Path], qualname: str) -> Subject:
     return Subject(target, {str(path.resolve())})
 
 
-def _spec(examples: int = 40) -> ProbeSpec:
+def _spec(examples: int = 40, call_timeout: float = 0.5) -> ProbeSpec:
     return ProbeSpec(
         root="/",
         source_files=[],
@@ -68,7 +87,7 @@ def _spec(examples: int = 40) -> ProbeSpec:
         max_examples=examples,
         witness_examples=examples,
         time_budget=10.0,
-        call_timeout=0.5,
+        call_timeout=call_timeout,
         expected_exceptions=[],
         targets=[],
         items=[],
@@ -96,14 +115,60 @@ def test_trials_on_handed_back_inputs_equal_trials_on_fresh_ones(module):
     ]
 
 
-def test_inputs_that_cannot_be_pickled_are_generated_again(module, monkeypatch):
+def test_inputs_on_which_the_original_hangs_are_no_trials(module):
+    # Every later input is still tried: a witness needs an input a test can call.
+    subject = _subject(module, "settle")
+    given = [{"n": n} for n in (5, 500, 7, 900, 3, 1000, 9)]
+    trials = trials_for(subject, _spec(call_timeout=0.05), given)
+    assert [trial.example["n"] for trial in trials] == [5, 7, 3, 9]
+
+
+def test_inputs_on_which_the_original_runs_out_of_memory_are_no_trials(module):
+    subject = _subject(module, "reserve")
+    given = [{"n": n} for n in (5, 500, 7)]
+    assert [trial.example["n"] for trial in trials_for(subject, _spec(), given)] == [5, 7]
+
+
+def test_inputs_on_which_the_original_is_slow_are_no_trials(module):
+    # 30 ms against a call timeout of 100 ms: a mutant's hang could be load.
+    subject = _subject(module, "crawl")
+    given = [{"n": n} for n in (5, 500, 7)]
+    trials = trials_for(subject, _spec(call_timeout=0.1), given)
+    assert [trial.example["n"] for trial in trials] == [5, 7]
+
+
+def test_unpicklable_inputs_generated_again_leave_out_those_the_original_hangs_on(
+    module, monkeypatch
+):
+    subject = _subject(module, "settle_holding")
+    numbers = st.builds(lambda n: {"n": n, "lock": threading.Lock()}, st.integers())
+    monkeypatch.setattr(subject, "strategy", numbers)
+    inputs = _tried_inputs(subject, _spec(call_timeout=0.02))
+    generated = examples_for(subject, 40)
+    again = inputs.examples(subject, _spec())
+    assert [e["n"] for e in again] == [e["n"] for e in generated if e["n"] <= 100]
+    assert len(again) < len(generated)
+
+
+def test_the_inputs_handed_back_leave_out_those_the_original_hangs_on(module):
+    subject = _subject(module, "settle")
+    handed_back = _unpickled(_tried_inputs(subject, _spec(call_timeout=0.02)).pickled)
+    generated = examples_for(subject, 40)
+    assert handed_back == [example for example in generated if example["n"] <= 100]
+    assert len(handed_back) < len(generated)
+
+
+def test_inputs_that_cannot_be_pickled_are_generated_again_and_only_the_usable_kept(
+    module, monkeypatch
+):
     subject = _subject(module, "holds")
     locks = st.builds(lambda: {"lock": threading.Lock()})
     monkeypatch.setattr(subject, "strategy", locks)
-    inputs = _tried_inputs(subject, _spec(5))
+    inputs = wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec(5))))
     assert inputs.pickled == ""
-    assert _unpickled(inputs.pickled) is None
-    assert len(trials_for(subject, _spec(5), _unpickled(inputs.pickled))) >= 1
+    again = inputs.examples(subject, _spec(5))
+    assert len(again) >= 1
+    assert {type(example["lock"]) for example in again} == {type(threading.Lock())}
 
 
 def test_inputs_an_earlier_group_generated_are_not_generated_again(module):
