@@ -23,10 +23,14 @@ class WeakModule:
     """Ids of surviving mutants that are not likely equivalent, sorted."""
     uncovered: list[str] = field(default_factory=list)
     """Ids of NoCoverage mutants: new tests may reach and kill them too."""
+    equivalent: list[str] = field(default_factory=list)
+    """Ids of survivors the probes call likely equivalent: not asked for (the label is
+    no proof), but a test that kills one shows it was not, and is kept."""
 
     @property
     def targets(self) -> list[str]:
-        return sorted({*self.survivors, *self.uncovered})
+        """The mutants a candidate gets credit for killing."""
+        return sorted({*self.survivors, *self.uncovered, *self.equivalent})
 
 
 def smell_nodeid(smell: Smell) -> str:
@@ -86,6 +90,7 @@ def weak_modules(
             m.id for m in mutants if m.status == "Survived" and m.id not in equivalent
         )
         uncovered = sorted(m.id for m in mutants if m.status == "NoCoverage")
-        modules.append(WeakModule(file, reasons, survivors, uncovered))
+        labelled = sorted(m.id for m in mutants if m.status == "Survived" and m.id in equivalent)
+        modules.append(WeakModule(file, reasons, survivors, uncovered, labelled))
     modules.sort(key=lambda module: (-len(module.survivors), module.file))
     return modules
