@@ -49,7 +49,7 @@ from pydantic import (
     model_validator,
 )
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -686,6 +686,9 @@ class Candidate(_Model):
     """It failed on the original code with an assertion: a bug in the code, or a wrong
     oracle. Worth a human look either way."""
     kills: list[str] = Field(default_factory=list)
+    filed_under: str = ""
+    """Accepted: the module whose hardened file holds it, the one whose mutants it kills
+    most (`module` on a tie or when it kills none)."""
     new_lines: dict[str, list[int]] = Field(default_factory=dict)
     """Source file -> lines it runs that the suite did not."""
     new_arcs: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
@@ -706,8 +709,10 @@ class EscalatedModule(_Model):
     after: MutationScores | None = None
     """Measured again with the hardened tests in the suite (same mutants)."""
     newly_killed: list[str] = Field(default_factory=list)
-    hardened_file: str = ""
+    hardened_files: list[str] = Field(default_factory=list)
+    """Its accepted tests, in as few files as they share without a name clash."""
     accepted: int = 0
+    """Accepted tests filed under it, whichever module asked for them."""
 
 
 class ModelUsage(_Model):

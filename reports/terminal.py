@@ -116,9 +116,10 @@ def _render_escalation(report: Report, console: Console) -> None:
     console.print(f"  funnel: {funnel}")
     for module in escalation.modules:
         if module.after is not None and module.before is not None:
+            files = ", ".join(module.hardened_files)
             console.print(
                 f"  {module.file}: {module.before.score:g}% -> {module.after.score:g}% "
-                f"({len(module.newly_killed)} more mutants killed), {module.hardened_file}"
+                f"({len(module.newly_killed)} more mutants killed), {files}"
             )
     for error in escalation.errors:
         console.print(f"  [yellow]{error}[/yellow]")

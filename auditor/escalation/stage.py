@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from auditor.context import RunContext
 from auditor.discovery.audit_folder import audit_folder
 from auditor.discovery.project import Project, relative
 from auditor.escalation import prompts
-from auditor.escalation.hardened import compose, hardened_header
+from auditor.escalation.as_written import settle
 from auditor.escalation.model import ChatModel, ModelError, Reply, TestProposal
 from auditor.escalation.policy import WeakModule, weak_modules
 from auditor.escalation.proving import STAGES, measure_files, minimize, prove, suite_folder
@@ -257,7 +258,7 @@ def run_escalation(run: RunContext, report: Report) -> EscalationSection:
         "candidates.json", json.dumps([c.model_dump(mode="json") for c in candidates], indent=2)
     )
     escalation.log.write("usage.json", escalation.usage.model_dump_json(indent=2))
-    hardened = sorted(m.hardened_file for m in modules if m.hardened_file)
+    hardened = sorted(path for m in modules for path in m.hardened_files)
     return EscalationSection(
         mode="model" if key else "offline",
         model=settings.deep_model if key else "",
@@ -291,23 +292,23 @@ def _finish(
     report, config = escalation.report, escalation.config
     assert report.mutation is not None
     by_module: dict[str, list[Candidate]] = {}
-    for candidate in escalation.candidates:
+    for candidate in sorted(escalation.candidates, key=lambda c: (c.round, _number(c.id))):
         if candidate.accepted:
-            by_module.setdefault(candidate.module, []).append(candidate)
+            candidate.filed_under = _filed_under(candidate, report.mutation.mutants)
+            by_module.setdefault(candidate.filed_under, []).append(candidate)
     folder = escalation.project.root / config.escalation.hardened_dir
-    files = {}
-    for file, accepted in sorted(by_module.items()):
-        accepted.sort(key=lambda c: (c.round, _number(c.id)))
-        files[file] = (f"test_{_slug(file)}_hardened.py", compose(hardened_header(file), accepted))
+    slugs = {module: _slug(module) for module in by_module}
+    files = settle(escalation.run, by_module, slugs) if by_module else []
     if folder.exists():
         shutil.rmtree(folder)
     after: dict[str, Mutant] = {}
     if files:
         folder.mkdir(parents=True)
-        for name, text in files.values():
-            (folder / name).write_text(text, encoding="utf-8")
+        for file in files:
+            (folder / file.name).write_text(file.text, encoding="utf-8")
         targets = {t for m in chosen for t in m.targets}
-        final = measure_files(escalation.run, report.baseline, dict(files.values()), targets)
+        written = {file.name: file.text for file in files}
+        final = measure_files(escalation.run, report.baseline, written, targets)
         after = final.mutants
         escalation.errors.extend(final.problems)
     modules = []
@@ -319,7 +320,7 @@ def _finish(
             for m, n in zip(mine, now, strict=True)
             if not scoring.is_detected(m) and scoring.is_detected(n)
         )
-        hardened = files.get(module.file)
+        hardened = [f for f in files if f.module == module.file]
         measured = bool(after) and module in chosen
         modules.append(
             EscalatedModule(
@@ -331,11 +332,24 @@ def _finish(
                 before=scoring.scores(mine),
                 after=scoring.scores(now) if measured else None,
                 newly_killed=newly,
-                hardened_file=escalation.project.relative(folder / hardened[0]) if hardened else "",
-                accepted=len(by_module.get(module.file, [])),
+                hardened_files=[escalation.project.relative(folder / f.name) for f in hardened],
+                accepted=sum(len(f.candidates) for f in hardened),
             )
         )
     return modules
+
+
+def _filed_under(candidate: Candidate, mutants: list[Mutant]) -> str:
+    """The module whose mutants it kills most (the one it was asked for on a tie, or
+    when it kills none: it covers new code there or elsewhere)."""
+    files = {m.id: m.file for m in mutants}
+    kills = Counter(files[k] for k in candidate.kills if k in files)
+    if not kills:
+        return candidate.module
+    most = max(kills.values())
+    if kills.get(candidate.module) == most:
+        return candidate.module
+    return min(file for file, count in kills.items() if count == most)
 
 
 def _apply(project: Project, hardened: list[str]) -> list[str]:

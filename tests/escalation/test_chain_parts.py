@@ -4,10 +4,12 @@ the hardened file, and `audit generate` against the scripted server."""
 from __future__ import annotations
 
 import os
+from types import SimpleNamespace
 
 import pytest
 
-from auditor.escalation.hardened import compose, hardened_header
+from auditor.escalation.hardened import compose, share_files
+from auditor.escalation.policy import weak_modules
 from auditor.escalation.proving import check_parses, minimize
 from auditor.report import Candidate
 from tests.conftest import run_audit
@@ -57,17 +59,71 @@ def test_minimize_ignores_candidates_that_did_not_add_value():
     assert not failing.accepted and failing.stage == "clean"
 
 
-def test_composed_file_keeps_both_tests_when_names_clash():
+def _files(*candidates: Candidate) -> list[list[int]]:
+    return [[int(c.id.rsplit(".", 1)[1]) for c in group] for group in share_files(candidates)]
+
+
+def test_tests_of_the_same_name_go_to_two_files_unrenamed():
     first = candidate(1, "import math\n\n\ndef test_same():\n    assert math.floor(1.5) == 1\n")
     second = candidate(2, "import math\n\n\ndef test_same():\n    assert math.ceil(1.5) == 2\n")
-    text = compose(hardened_header("pkg/mod.py"), [first, second])
-    assert text.count("import math") == 1
+    groups = share_files([first, second])
+    assert [[c.id for c in group] for group in groups] == [[first.id], [second.id]]
+    texts = [compose("", group) for group in groups]
+    for text, expected in zip(texts, ("floor", "ceil"), strict=True):
+        namespace: dict = {}
+        exec(compile(text, "hardened", "exec"), namespace)
+        assert (expected in text, "test_same" in namespace) == (True, True)
+        namespace["test_same"]()
+
+
+def test_a_fixture_that_would_hide_the_conftest_one_another_test_requests_is_apart():
+    # GPT-4o's answers for a timers package: one candidate defines its own `timers`
+    # fixture, another takes `timers` from conftest.
+    own = candidate(
+        1,
+        "import pytest\n\n\n@pytest.fixture\ndef timers():\n    return {}\n\n\n"
+        "def test_empty(timers):\n    assert timers == {}\n",
+    )
+    from_conftest = candidate(
+        2, "def test_add(timers):\n    timers.add('x', 1)\n    assert timers\n"
+    )
+    assert _files(own, from_conftest) == [[1], [2]]
+
+
+def test_a_local_definition_of_a_name_another_candidate_imports_is_apart():
+    imported = candidate(2, "from pkg.mod import Section\n\n\ndef test_b():\n    assert Section\n")
+    local = candidate(
+        1,
+        "from collections import namedtuple\n\nSection = namedtuple('Section', 'a')\n\n\n"
+        "def test_a():\n    assert Section(1).a == 1\n",
+    )
+    helper = candidate(
+        3, "def _clean_str(s):\n    return s\n\n\ndef test_c():\n    assert _clean_str('a')\n"
+    )
+    uses = candidate(
+        4, "from pkg.mod import _clean_str\n\n\ndef test_d():\n    assert _clean_str('a')\n"
+    )
+    assert _files(local, imported, helper, uses) == [[1, 3], [2, 4]]
+
+
+def test_candidates_sharing_imports_and_a_helper_word_for_word_share_a_file():
+    helper = "import math\n\n\ndef _half(x):\n    return x / 2\n\n\n"
+    first = candidate(1, helper + "def test_one():\n    assert _half(math.pi) > 1\n")
+    second = candidate(2, helper + "def test_two():\n    assert _half(4) == 2\n")
+    (group,) = share_files([first, second])
+    text = compose("", group)
+    assert (text.count("import math"), text.count("def _half")) == (1, 1)
     namespace: dict = {}
     exec(compile(text, "hardened", "exec"), namespace)
-    tests = sorted(name for name in namespace if name.startswith("test_"))
-    assert tests == ["test_same", "test_same_0_2"]
-    for name in tests:
-        namespace[name]()
+    namespace["test_one"](), namespace["test_two"]()
+
+
+def test_top_level_code_that_acts_on_the_whole_file_keeps_its_candidate_apart():
+    setup = candidate(
+        1, "import sys\n\nsys.path.insert(0, 'x')\n\n\ndef test_a():\n    assert sys\n"
+    )
+    other = candidate(2)
+    assert _files(setup, other) == [[1], [2]]
 
 
 def test_composed_file_keeps_decorators():
@@ -181,3 +237,26 @@ def test_budget_sends_no_request_once_the_runs_time_budget_is_used_up():
     budget = Budget(EscalationConfig(), ModelUsage(), deadline=time.monotonic() - 1)
     assert not budget.allows_request()
     assert budget.exhausted == TIME_BUDGET_USED_UP
+
+
+def test_survivors_labelled_likely_equivalent_are_targets_but_not_the_rank():
+    # The label is no proof: on two field packages real deep-model tests killed 18 of 20,
+    # 6 of 17 and 39 of 162 survivors so labelled.
+    mutants = [
+        SimpleNamespace(id="m.py::f::a", file="m.py", status="Survived"),
+        SimpleNamespace(id="m.py::f::b", file="m.py", status="Survived"),
+        SimpleNamespace(id="m.py::f::c", file="m.py", status="NoCoverage"),
+    ]
+    mutation = SimpleNamespace(
+        mutants=mutants,
+        pseudo_tested=[],
+        files=[SimpleNamespace(path="m.py", scores=SimpleNamespace(covered_score=10.0))],
+    )
+    probes = SimpleNamespace(
+        witnesses=[SimpleNamespace(mutant_id="m.py::f::b", status="likely_equivalent")],
+        findings=[],
+    )
+    baseline, smells = SimpleNamespace(tests=[]), SimpleNamespace(findings=[])
+    (module,) = weak_modules(baseline, smells, mutation, probes, 70.0)
+    assert module.survivors == ["m.py::f::a"]
+    assert module.targets == ["m.py::f::a", "m.py::f::b", "m.py::f::c"]
