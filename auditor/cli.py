@@ -376,12 +376,12 @@ def generate(source: str, model: str | None, out: str | None) -> None:
     from auditor.escalation.generate import generate as write_suite
 
     cwd = Path.cwd()
-    path, kept, rejected = write_suite(
+    paths, kept, rejected = write_suite(
         (cwd / source).resolve(), (cwd / out).resolve() if out else None, model
     )
     for reason in rejected:
         click.echo(f"dropped {reason}", err=True)
-    click.echo(f"wrote {kept} tests to {path}")
+    click.echo(f"wrote {kept} tests to {', '.join(map(str, paths))}")
 
 
 @cli.command()

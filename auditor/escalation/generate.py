@@ -12,15 +12,18 @@ from auditor.discovery.audit_folder import audit_folder
 from auditor.discovery.project import find_rootdir, module_name
 from auditor.errors import GenerateError
 from auditor.escalation import prompts
-from auditor.escalation.hardened import compose
+from auditor.escalation.hardened import compose, share_files
 from auditor.escalation.model import ChatModel, ModelError
 from auditor.escalation.proving import check_parses
 from auditor.escalation.stage import api_key
 from auditor.report import Candidate
 
 
-def generate(source: Path, out_dir: Path | None, model: str | None) -> tuple[Path, int, list[str]]:
-    """Write the fast model's suite for `source`; returns (file, tests kept, rejections)."""
+def generate(
+    source: Path, out_dir: Path | None, model: str | None
+) -> tuple[list[Path], int, list[str]]:
+    """Write the fast model's suite for `source`, in as few files as its tests share
+    without a name clash; returns (files, tests kept, rejections)."""
     if not source.is_file() or source.suffix != ".py":
         raise GenerateError(f"{source} is not a Python file")
     root, _, _ = find_rootdir(source.parent)
@@ -68,10 +71,13 @@ def generate(source: Path, out_dir: Path | None, model: str | None) -> tuple[Pat
         folder = out_dir
         folder.mkdir(parents=True, exist_ok=True)
     slug = re.sub(r"[^A-Za-z0-9]+", "_", relative.removesuffix(".py")).strip("_")
-    path = folder / f"test_{slug}.py"
     header = (
         f'"""A first suite for {relative}, written by {chat.model} (audit generate).\n'
         'Not checked: audit it (`audit <this folder>`) before trusting it."""\n'
     )
-    path.write_text(compose(header, kept), encoding="utf-8")
-    return path, len(kept), rejected
+    paths = []
+    for number, group in enumerate(share_files(kept), start=1):
+        path = folder / (f"test_{slug}.py" if number == 1 else f"test_{slug}_{number}.py")
+        path.write_text(compose(header, group), encoding="utf-8")
+        paths.append(path)
+    return paths, len(kept), rejected

@@ -145,6 +145,12 @@ def test_generate_writes_the_fast_models_suite(project_copy):
             "Decimal('1.01')\n",
         },
         {"name": "test_broken", "code": "def test_broken(:\n"},
+        {
+            "name": "test_round_again",  # the same name: it must not replace the first
+            "code": "from decimal import Decimal\nfrom shop.pricing import "
+            "round_money\n\n\ndef test_round():\n    assert round_money(Decimal('2.5')) == "
+            "Decimal('2.50')\n",
+        },
     )
     with ScriptedServer([Answer(suite)]) as server:
         with (root / "pyproject.toml").open("a") as config:
@@ -159,8 +165,12 @@ def test_generate_writes_the_fast_models_suite(project_copy):
         model = server.requests[0].body["model"]
     assert result.returncode == 0, result.stderr
     assert model == "gpt-5.1-codex-mini"
-    written = root / ".audit" / "generated" / "test_shop_pricing.py"
-    assert "def test_round():" in written.read_text()
+    folder = root / ".audit" / "generated"
+    texts = [
+        (folder / name).read_text() for name in ("test_shop_pricing.py", "test_shop_pricing_2.py")
+    ]
+    assert ["def test_round():" in text for text in texts] == [True, True]
+    assert ("1.005" in texts[0], "2.5" in texts[1]) == (True, True)
     assert "dropped test_broken: does not parse" in result.stderr
 
 
