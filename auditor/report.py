@@ -686,6 +686,9 @@ class Candidate(_Model):
     """It failed on the original code with an assertion: a bug in the code, or a wrong
     oracle. Worth a human look either way."""
     kills: list[str] = Field(default_factory=list)
+    checked_kills: list[str] = Field(default_factory=list)
+    """Mutants the suite detects only by an error, a crash or a timeout that its checks
+    catch (an assert, `pytest.raises`): a crash kill turned into evidence."""
     filed_under: str = ""
     """Accepted: the module whose hardened file holds it, the one whose mutants it kills
     most (`module` on a tie or when it kills none)."""

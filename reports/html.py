@@ -21,6 +21,7 @@ from reports.summary import (
     accepted,
     banner,
     by_place,
+    candidate_value,
     carrying_note,
     code_under_test,
     compare,
@@ -103,6 +104,7 @@ def _environment() -> Environment:
     )
     environment.filters["pct"] = lambda value: "-" if value is None else f"{value:.1f}%"
     environment.filters["seconds"] = lambda value: f"{value:.3f} s"
+    environment.filters["value"] = candidate_value
     return environment
 
 

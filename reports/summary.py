@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from auditor.report import (
+    Candidate,
     CheckEvidence,
     GeneratorCard,
     Mutant,
@@ -614,3 +615,17 @@ def acceptance_note(report: Report) -> str | None:
         f"{len(expired)} accepted mutant(s) in .audit/accepted.toml expired: their lines "
         "changed, so they count again until accepted anew"
     )
+
+
+def candidate_value(candidate: Candidate) -> str:
+    """What an accepted candidate adds, in words: the evidence it was kept for."""
+    parts = []
+    if candidate.kills:
+        parts.append(f"kills {len(candidate.kills)} the suite missed")
+    if candidate.checked_kills:
+        parts.append(f"its checks catch {len(candidate.checked_kills)} the suite only crashed on")
+    lines = sum(len(numbers) for numbers in candidate.new_lines.values())
+    arcs = sum(len(pairs) for pairs in candidate.new_arcs.values())
+    if lines or arcs:
+        parts.append(f"covers {lines} new lines and {arcs} new branches")
+    return "; ".join(parts)

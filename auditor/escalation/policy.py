@@ -27,6 +27,10 @@ class WeakModule:
     """Ids of survivors the probes call likely equivalent: not asked for (the label is
     no proof), but a test that kills one shows it was not, and is kept."""
 
+    unchecked: list[str] = field(default_factory=list)
+    """Ids of mutants the suite detects only by an error, a crash or a timeout (its first
+    killer's): a test whose check catches one turns a crash into evidence."""
+
     @property
     def targets(self) -> list[str]:
         """The mutants a candidate gets credit for killing."""
@@ -91,6 +95,11 @@ def weak_modules(
         )
         uncovered = sorted(m.id for m in mutants if m.status == "NoCoverage")
         labelled = sorted(m.id for m in mutants if m.status == "Survived" and m.id in equivalent)
-        modules.append(WeakModule(file, reasons, survivors, uncovered, labelled))
+        unchecked = sorted(
+            m.id
+            for m in mutants
+            if m.status == "Timeout" or (m.status == "Killed" and m.kill_kind != "assertion")
+        )
+        modules.append(WeakModule(file, reasons, survivors, uncovered, labelled, unchecked))
     modules.sort(key=lambda module: (-len(module.survivors), module.file))
     return modules

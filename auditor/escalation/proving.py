@@ -215,10 +215,12 @@ def prove(
     original: BaselineSection,
     candidates: list[Candidate],
     targets: Iterable[str],
+    unchecked: Iterable[str] = (),
 ) -> Proof:
-    """Run the chain on these candidates; each one's `stage`, `reason`, `kills` and
-    `new_lines` are set. `targets`: the mutant ids a candidate may kill (survivors and
-    mutants with no coverage)."""
+    """Run the chain on these candidates; each one's `stage`, `reason`, `kills`,
+    `checked_kills` and `new_lines` are set. `targets`: the mutant ids a candidate may
+    kill (survivors and mutants with no coverage); `unchecked`: those the suite detects
+    only by an error, a crash or a timeout, whose catching by a check counts."""
     project, config = run.project, run.config
     proof = Proof()
     for candidate in candidates:
@@ -249,9 +251,11 @@ def prove(
             return proof
         mutation = run_mutation(on_copy, baseline, only=set(targets)).section
         proof.mutants = {m.id: m for m in mutation.mutants}
+        checked = _checked(on_copy, baseline, set(stable), set(unchecked))
         covered = _covered(original)
         for name, candidate in stable.items():
             _judge_value(candidate, name, baseline, mutation.mutants, covered)
+            _judge_checks(candidate, name, baseline, checked)
     return proof
 
 
@@ -293,6 +297,33 @@ def _drop_breakers(
         else:
             kept[name] = candidate
     return kept
+
+
+def _checked(
+    run: RunContext, baseline: BaselineSection, names: set[str], unchecked: set[str]
+) -> list[Mutant]:
+    """The mutants the suite detects only by an error, run with the candidates' tests
+    alone: the suite's own tests would fail first, and the question is whether a
+    candidate's check catches them."""
+    if not unchecked:
+        return []
+    theirs = [t for t in baseline.tests if Path(t.file).name in names]
+    alone = baseline.model_copy(update={"tests": theirs})
+    return run_mutation(run, alone, only=unchecked).section.mutants
+
+
+def _judge_checks(
+    candidate: Candidate, name: str, baseline: BaselineSection, checked: list[Mutant]
+) -> None:
+    """Stage `adds value` too: its check caught a mutant the suite only crashed on."""
+    nodeids = {t.nodeid for t in baseline.tests if Path(t.file).name == name}
+    candidate.checked_kills = sorted(
+        m.id
+        for m in checked
+        if m.status == "Killed" and m.kill_kind == "assertion" and nodeids & set(m.killed_by)
+    )
+    if candidate.checked_kills and candidate.stage == "stable":
+        candidate.stage, candidate.reason = "adds value", ""
 
 
 def _covered(
@@ -343,20 +374,24 @@ def _judge_value(
         # A mutant stops at its first failing test, so only one candidate gets a kill.
         candidate.reason = "redundant: another candidate killed first what it reaches"
     else:
-        candidate.reason = "kills no surviving mutant and covers nothing new"
+        candidate.reason = (
+            "kills no surviving mutant, its checks catch none the suite only crashes on, "
+            "and it covers nothing new"
+        )
 
 
 def minimize(candidates: list[Candidate]) -> None:
     """Accept the candidates that add value, dropping any whose kills and new lines other
     accepted candidates already give (most kills first; ties by id, for a stable choice)."""
     valuable = [c for c in candidates if c.stage == "adds value"]
-    valuable.sort(key=lambda c: (-len(c.kills), -len(_reach(c)), c.id))
+    valuable.sort(key=lambda c: (-len(_gives(c)), -len(_reach(c)), c.id))
     killed: set[str] = set()
     reached: set[tuple[str, object]] = set()
     for candidate in valuable:
-        if set(candidate.kills) - killed or _reach(candidate) - reached:
+        gives = _gives(candidate)
+        if gives - killed or _reach(candidate) - reached:
             candidate.stage, candidate.accepted, candidate.reason = "accepted", True, ""
-            killed |= set(candidate.kills)
+            killed |= gives
             reached |= _reach(candidate)
         else:
             candidate.reason = "redundant: accepted tests already kill and cover what it does"
@@ -387,6 +422,11 @@ def measure_files(
         mutation = run_mutation(on_copy, baseline, only=set(targets)).section
         proof.mutants = {m.id: m for m in mutation.mutants}
     return proof
+
+
+def _gives(candidate: Candidate) -> set[str]:
+    """Its kills of survivors, and its checks' catches of mutants the suite crashed on."""
+    return set(candidate.kills) | {f"checked {m}" for m in candidate.checked_kills}
 
 
 def _reach(candidate: Candidate) -> set[tuple[str, object]]:

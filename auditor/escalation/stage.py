@@ -166,9 +166,11 @@ class Escalation:
             self.errors.extend(f"{name}: {note}" for note in reply.notes)
         return reply
 
-    def _prove(self, candidates: list[Candidate], targets: set[str]) -> None:
+    def _prove(self, candidates: list[Candidate], modules: list[WeakModule]) -> None:
         if candidates and not self.budget.out_of_time():
-            proof = prove(self.run, self.report.baseline, candidates, targets)
+            targets = {t for m in modules for t in m.targets}
+            unchecked = {u for m in modules for u in m.unchecked}
+            proof = prove(self.run, self.report.baseline, candidates, targets, unchecked)
             self.errors.extend(proof.problems)
 
     def run_model(
@@ -182,8 +184,7 @@ class Escalation:
                 reply = self._ask(model, requests[module.file], _slug(module.file))
                 if reply is not None:
                     asked[module.file] = self._intake(module, reply.proposals, "model", 0)
-            targets = {t for m in modules for t in m.targets}
-            self._prove([c for batch in asked.values() for c in batch], targets)
+            self._prove([c for batch in asked.values() for c in batch], modules)
             for round_ in range(1, settings.repair_rounds + 1):
                 repaired = []
                 for module in modules:
@@ -199,7 +200,7 @@ class Escalation:
                     if reply is not None:
                         asked[module.file] = self._intake(module, reply.proposals, "repair", round_)
                         repaired += asked[module.file]
-                self._prove(repaired, targets)
+                self._prove(repaired, modules)
         finally:
             model.close()
 
@@ -224,7 +225,7 @@ class Escalation:
         if modules and not self.candidates:
             why = "the probes did not run" if self.report.probes is None else "none was found"
             self.errors.append(f"offline: no witness test to try ({why})")
-        self._prove(list(self.candidates), {t for m in modules for t in m.targets})
+        self._prove(list(self.candidates), modules)
 
 
 def run_escalation(run: RunContext, report: Report) -> EscalationSection:
@@ -340,10 +341,10 @@ def _finish(
 
 
 def _filed_under(candidate: Candidate, mutants: list[Mutant]) -> str:
-    """The module whose mutants it kills most (the one it was asked for on a tie, or
-    when it kills none: it covers new code there or elsewhere)."""
+    """The module whose mutants it kills (or catches by a check) most: the one it was
+    asked for on a tie, or when it kills none (it covers new code)."""
     files = {m.id: m.file for m in mutants}
-    kills = Counter(files[k] for k in candidate.kills if k in files)
+    kills = Counter(files[k] for k in candidate.kills + candidate.checked_kills if k in files)
     if not kills:
         return candidate.module
     most = max(kills.values())
