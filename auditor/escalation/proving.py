@@ -249,13 +249,12 @@ def prove(
             )
         if not stable or on_copy is None:
             return proof
-        mutation = run_mutation(on_copy, baseline, only=set(targets)).section
-        proof.mutants = {m.id: m for m in mutation.mutants}
-        checked = _checked(on_copy, baseline, set(stable), set(unchecked))
+        wanted = set(targets) | set(unchecked)
+        mutants = _candidates_on(on_copy, baseline, set(stable), wanted)
+        proof.mutants = {m.id: m for m in mutants if m.id in set(targets)}
         covered = _covered(original)
         for name, candidate in stable.items():
-            _judge_value(candidate, name, baseline, mutation.mutants, covered)
-            _judge_checks(candidate, name, baseline, checked)
+            _judge_value(candidate, name, baseline, mutants, covered, set(unchecked))
     return proof
 
 
@@ -299,31 +298,17 @@ def _drop_breakers(
     return kept
 
 
-def _checked(
-    run: RunContext, baseline: BaselineSection, names: set[str], unchecked: set[str]
+def _candidates_on(
+    run: RunContext, baseline: BaselineSection, names: set[str], mutants: set[str]
 ) -> list[Mutant]:
-    """The mutants the suite detects only by an error, run with the candidates' tests
-    alone: the suite's own tests would fail first, and the question is whether a
-    candidate's check catches them."""
-    if not unchecked:
-        return []
+    """These mutants, run with the candidates' tests alone, every one of them: the
+    suite's tests pass on a survivor, and would fail first (by an error) on a mutant it
+    only crashes on; and a candidate that fails first must not hide another's kill or
+    check (with first kills only, minimization would weigh the order tests ran in)."""
     theirs = [t for t in baseline.tests if Path(t.file).name in names]
     alone = baseline.model_copy(update={"tests": theirs})
-    return run_mutation(run, alone, only=unchecked).section.mutants
-
-
-def _judge_checks(
-    candidate: Candidate, name: str, baseline: BaselineSection, checked: list[Mutant]
-) -> None:
-    """Stage `adds value` too: its check caught a mutant the suite only crashed on."""
-    nodeids = {t.nodeid for t in baseline.tests if Path(t.file).name == name}
-    candidate.checked_kills = sorted(
-        m.id
-        for m in checked
-        if m.status == "Killed" and m.kill_kind == "assertion" and nodeids & set(m.killed_by)
-    )
-    if candidate.checked_kills and candidate.stage == "stable":
-        candidate.stage, candidate.reason = "adds value", ""
+    every = run.on(config=run.config.model_copy(update={"all_killers": True}))
+    return run_mutation(every, alone, only=mutants).section.mutants
 
 
 def _covered(
@@ -346,12 +331,21 @@ def _judge_value(
     baseline: BaselineSection,
     mutants: list[Mutant],
     covered: tuple[dict[str, set[int]], dict[str, set[tuple[int, int]]]],
+    unchecked: set[str],
 ) -> None:
-    """Stage `adds value`: it killed a target, or it runs lines or branches no test did."""
+    """Stage `adds value`: it killed a target, its check caught a mutant the suite only
+    crashes on (`unchecked`), or it runs lines or branches no test did."""
     ours = [t for t in baseline.tests if Path(t.file).name == name]
     nodeids = {t.nodeid for t in ours}
     candidate.kills = sorted(
-        m.id for m in mutants if m.status == "Killed" and nodeids & set(m.killed_by)
+        m.id
+        for m in mutants
+        if m.id not in unchecked and nodeids & ({k.test for k in m.kills} | set(m.killed_by))
+    )
+    candidate.checked_kills = sorted(
+        m.id
+        for m in mutants
+        if m.id in unchecked and any(k.kind == "assertion" and k.test in nodeids for k in m.kills)
     )
     lines, arcs = covered
     new_lines: dict[str, set[int]] = {}
@@ -367,12 +361,9 @@ def _judge_value(
                 new_arcs.setdefault(file, set()).update(taken)
     candidate.new_lines = {file: sorted(numbers) for file, numbers in sorted(new_lines.items())}
     candidate.new_arcs = {file: sorted(pairs) for file, pairs in sorted(new_arcs.items())}
-    if candidate.kills or new_lines or new_arcs:
+    if candidate.kills or candidate.checked_kills or new_lines or new_arcs:
         candidate.stage = "adds value"
         candidate.reason = ""
-    elif any(m.status == "Killed" and nodeids & set(m.covered_by) for m in mutants):
-        # A mutant stops at its first failing test, so only one candidate gets a kill.
-        candidate.reason = "redundant: another candidate killed first what it reaches"
     else:
         candidate.reason = (
             "kills no surviving mutant, its checks catch none the suite only crashes on, "
