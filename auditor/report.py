@@ -737,6 +737,9 @@ class EscalationSection(_Model):
     model: str = ""
     modules: list[EscalatedModule]
     candidates: list[Candidate]
+    """Distinct proposals: one whose code repeats an earlier one's is counted in
+    `repeats`, not run again."""
+    repeats: int = 0
     funnel: dict[str, int]
     """Candidates that reached each stage, in the chain's order."""
     usage: ModelUsage = Field(default_factory=ModelUsage)

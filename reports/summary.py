@@ -553,6 +553,8 @@ class HardeningSummary:
 
     mode: str
     generated: int
+    """Distinct candidates."""
+    repeats: int
     accepted: int
     suspected_bugs: int
     modules: int
@@ -568,6 +570,8 @@ class HardeningSummary:
     def text(self) -> str:
         source = "deep model" if self.mode == "model" else "witness tests (offline)"
         text = f"{self.accepted} of {self.generated} candidate tests accepted ({source})"
+        if self.repeats:
+            text += f", {self.repeats} repeated proposals not counted"
         if self.delta is not None:
             text += (
                 f"; escalated modules {self.before:g}% -> {self.after:g}% mutation score"
@@ -593,6 +597,7 @@ def hardening_summary(report: Report) -> HardeningSummary | None:
     return HardeningSummary(
         mode=escalation.mode,
         generated=len(escalation.candidates),
+        repeats=escalation.repeats,
         accepted=sum(c.accepted for c in escalation.candidates),
         suspected_bugs=sum(c.suspected_bug for c in escalation.candidates),
         modules=len(hardened),

@@ -9,6 +9,7 @@ chain. Everything sent and received is kept under `.audit/escalation/`; the key 
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -124,6 +125,8 @@ class Escalation:
         self.budget = Budget(self.settings, self.usage)
         self.errors: list[str] = []
         self.candidates: list[Candidate] = []
+        self.seen: set[str] = set()
+        self.repeats = 0
 
     def import_name(self, file: str) -> str:
         return self.project.module_name(self.project.root / file)
@@ -133,6 +136,9 @@ class Escalation:
     ) -> list[Candidate]:
         made = []
         for number, proposal in enumerate(proposals, start=1):
+            if _seen_before(proposal.code, self.seen):
+                self.repeats += 1
+                continue
             made.append(
                 Candidate(
                     id=f"{module.file}#{round_}.{number}",
@@ -265,6 +271,7 @@ def run_escalation(run: RunContext, report: Report) -> EscalationSection:
         model=settings.deep_model if key else "",
         modules=modules,
         candidates=candidates,
+        repeats=escalation.repeats,
         funnel={
             stage: sum(STAGES.index(c.stage) >= i for c in candidates)
             for i, stage in enumerate(STAGES)
@@ -277,6 +284,19 @@ def run_escalation(run: RunContext, report: Report) -> EscalationSection:
         log_dir=project.relative(escalation.log.folder),
         duration=round(time.perf_counter() - started, 3),
     )
+
+
+def _seen_before(code: str, seen: set[str]) -> bool:
+    """Whether the same code (as Python, whatever its layout) was proposed already; the
+    first time, it is remembered."""
+    try:
+        key = ast.dump(ast.parse(code))
+    except (SyntaxError, ValueError):
+        key = code.strip()
+    if key in seen:
+        return True
+    seen.add(key)
+    return False
 
 
 def _number(candidate_id: str) -> tuple[int, ...]:

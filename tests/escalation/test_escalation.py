@@ -412,6 +412,11 @@ def test_good_answers_harden_every_fixture(tmp_path, fixture):
     assert hardened and all(m["after"]["score"] > m["before"]["score"] for m in hardened)
     assert any(error in line for line in escalation["errors"])
     assert escalation["usage"]["failed_requests"] == 1
+    # Every module got the same answer: each test is one candidate, its repeats counted.
+    answered = escalation["usage"]["requests"] - escalation["usage"]["failed_requests"]
+    assert answered >= 2
+    assert len(escalation["candidates"]) == len(strong)
+    assert escalation["repeats"] == (answered - 1) * len(strong)
     assert not any(c["module"] == failing_module for c in escalation["candidates"])
     for applied, source in zip(
         escalation["applied_files"], escalation["hardened_files"], strict=True
