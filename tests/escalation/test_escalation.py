@@ -423,3 +423,9 @@ def test_good_answers_harden_every_fixture(tmp_path, fixture):
     ):
         assert applied.startswith("tests_shallow/test_")
         assert (root / applied).read_text() == (root / source).read_text()
+    # As the user runs them: plain pytest, the written files with the shallow suite
+    # (textkit's src layout on the path, as its installed package would be).
+    plain = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests_shallow"]
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    run = subprocess.run(plain, cwd=root, capture_output=True, text=True, timeout=300, env=env)
+    assert run.returncode == 0, run.stdout[-2000:]
