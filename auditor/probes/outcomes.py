@@ -150,7 +150,7 @@ def equal(first: object, second: object, depth: int = 0) -> bool:
                 if f.compare
             )
         if by_identity(first, "__eq__"):
-            mine, theirs = vars(first), vars(second)  # type: ignore[arg-type]
+            mine, theirs = _state(first), _state(second)
             return mine.keys() == theirs.keys() and all(
                 equal(mine[key], theirs[key], depth + 1) for key in mine
             )
@@ -169,6 +169,15 @@ def equal(first: object, second: object, depth: int = 0) -> bool:
     except Exception:
         pass
     return short_repr(first) == short_repr(second)
+
+
+def _state(value: object) -> dict[str, Any]:
+    """An object's attributes; an exception's `args` too, where its message lives
+    (`super().__init__(f"{sku}: wanted ...")` sets no attribute)."""
+    state = dict(vars(value))
+    if isinstance(value, BaseException):
+        state["args"] = value.args
+    return state
 
 
 def _eq_hides_state(value: object) -> bool:

@@ -48,3 +48,19 @@ class _Version:
 def test_a_class_whose_eq_ignores_what_its_repr_shows_is_compared_by_repr_too():
     assert not equal(_Version("1.0.0", "build.1"), _Version("1.0.0", "XXbuild.1XX"))
     assert equal(_Version("1.0.0", "build.1"), _Version("1.0.0", "build.1"))
+
+
+class _OutOfStock(Exception):
+    """The shop fixture's exception: its message is set by `super().__init__` only."""
+
+    def __init__(self, sku: str, wanted: int, *, message: bool = True) -> None:
+        if message:
+            super().__init__(f"{sku}: wanted {wanted}")
+        self.sku, self.wanted = sku, wanted
+
+
+def test_exceptions_with_the_same_attributes_and_another_message_differ():
+    # Without its super().__init__ call the error says nothing: a test of str(error)
+    # tells them apart, so the probes must too.
+    assert not equal(_OutOfStock("pear", 5), _OutOfStock("pear", 5, message=False))
+    assert equal(_OutOfStock("pear", 5), _OutOfStock("pear", 5))
