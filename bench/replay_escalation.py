@@ -4,7 +4,8 @@
     python bench/replay_escalation.py shop             # a bundled fixture's shallow suite
 
 The answers are `bench/answers/<name>.json`: `{"strip": bool, "answers": {module:
-[{"name", "code", "rationale"}, ...]}}`. A scripted OpenAI-compatible server on
+[{"name", "code", "rationale"}, ...]}}`, and `"pypi": {"name", "version", "tests"}` for
+a project outside the benchmark. A scripted OpenAI-compatible server on
 127.0.0.1 (the tests' own, `tests/escalation/server.py`) answers each module's request
 with its list, and nothing else. audit runs as a user runs it, `audit TESTS --escalate
 --apply` with default settings otherwise, on a fresh copy (python-slugify 9.2.0 from its
@@ -37,17 +38,22 @@ from strip_assertions import strip_tree  # noqa: E402
 from tests.escalation.server import Answer, ScriptedServer, structured  # noqa: E402
 
 
-def prepare(name: str, workdir: Path, strip_tests: bool) -> tuple[Path, str]:
-    """A fresh copy of the project and its tests folder."""
+def prepare(name: str, workdir: Path, recorded: dict) -> tuple[Path, str]:
+    """A fresh copy of the project and its tests folder: a fixture, a benchmark project,
+    or the sdist the answers name (`"pypi": {"name", "version", "tests"}`)."""
+    if "pypi" in recorded:
+        pypi = recorded["pypi"]
+        PROJECTS.setdefault(pypi["name"], {"version": pypi["version"], "tests": pypi["tests"]})
     if (REPO / "fixtures" / name).is_dir():
         root = workdir / name
         shutil.rmtree(root, ignore_errors=True)
         shutil.copytree(REPO / "fixtures" / name, root, ignore=shutil.ignore_patterns(".audit"))
         tests = "tests_shallow"
     else:
-        root = unpack(fetch(name, workdir), workdir / f"{name}-replay")
-        tests = PROJECTS[name]["tests"]
-    if strip_tests:
+        project = recorded.get("pypi", {}).get("name", name)
+        root = unpack(fetch(project, workdir), workdir / f"{name}-replay")
+        tests = PROJECTS[project]["tests"]
+    if recorded.get("strip", False):
         strip_tree(root / tests)
     return root, tests
 
@@ -114,7 +120,7 @@ def main() -> None:
     args = parser.parse_args()
     recorded = json.loads((REPO / "bench" / "answers" / f"{args.name}.json").read_text())
     args.workdir.mkdir(parents=True, exist_ok=True)
-    root, tests = prepare(args.name, args.workdir, recorded.get("strip", False))
+    root, tests = prepare(args.name, args.workdir, recorded)
     report = audit(root, tests, recorded["answers"])
     escalation = report["escalation"]
     print_table(args.name, escalation, plain_pytest(root, tests, escalation["applied_files"]))
