@@ -15,12 +15,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.baseline.runner import BaselineRunner
 from auditor.context import RunContext
 from auditor.errors import AuditError
-from auditor.escalation.hardened import compose, hardened_header, share_files
+from auditor.escalation.hardened import compose, hardened_header, share_files, top_level_names
 from auditor.escalation.proving import suite_folder
-from auditor.mutation.copies import IGNORED, suite_paths
+from auditor.mutation.copies import IGNORED, outcome_on_copy, suite_paths
 from auditor.report import Candidate
 
 ROUNDS = 4
@@ -44,8 +43,7 @@ class HardenedFile:
         if not test:
             return list(self.candidates)
         top = test.split("::")[0].split("[")[0]
-        defines = (f"def {top}(", f"class {top}(", f"class {top}:")
-        return [c for c in self.candidates if any(text in c.code for text in defines)][:1]
+        return [c for c in self.candidates if top in top_level_names(c.code)][:1]
 
 
 def layout(
@@ -123,27 +121,8 @@ def _failures(run: RunContext, files: list[HardenedFile]) -> dict[str, tuple[Can
 def _not_passing(run: RunContext, copy: Path, paths: list[str]) -> list[tuple[str, str]]:
     """(node id or file, why) of what did not pass in one pytest run of `paths` on the
     copy, in a fresh process under the sandbox (outcomes only, no coverage)."""
-    project, config = run.project, run.config
-
-    def inside(found: tuple[Path, ...]) -> list[str]:
-        return [str(copy / project.relative(path)) for path in found]
-
-    work = Path(tempfile.mkdtemp(prefix="run-", dir=copy.parent))
-    runner = BaselineRunner(
-        copy,
-        work,
-        test_paths=paths,
-        source_dirs=inside(project.source_paths),
-        source_roots=inside(project.source_roots),
-        allow_write=[*config.allow_write, str(copy)],  # the copy is ours, not the user's
-        test_timeout=config.test_timeout,
-        memory_limit_mb=config.memory_limit_mb,
-        measure=False,
-        isolation=run.isolation,
-        pytest_options=project.pytest_options,
-    )
     try:
-        outcome = runner.run(lambda *_: None)
+        outcome = outcome_on_copy(run.project, run.config, run.isolation, copy, paths)
     except AuditError as exc:
         return [(path, exc.message) for path in paths]
     errors = [

@@ -69,6 +69,11 @@ def _body(tree: ast.Module) -> list[ast.stmt]:
     return body
 
 
+def top_level_names(code: str) -> set[str]:
+    """The names a candidate binds at top level: its tests, classes, fixtures, helpers."""
+    return set(_names(code).bound)
+
+
 def _clash(first: _Names, second: _Names) -> bool:
     for one, other in ((first, second), (second, first)):
         for name, binding in one.bound.items():

@@ -249,12 +249,12 @@ def prove(
             )
         if not stable or on_copy is None:
             return proof
-        wanted = set(targets) | set(unchecked)
-        mutants = _candidates_on(on_copy, baseline, set(stable), wanted)
-        proof.mutants = {m.id: m for m in mutants if m.id in set(targets)}
+        to_kill, crash_only = set(targets), set(unchecked)
+        mutants = _candidates_on(on_copy, baseline, set(stable), to_kill | crash_only)
+        proof.mutants = {m.id: m for m in mutants if m.id in to_kill}
         covered = _covered(original)
         for name, candidate in stable.items():
-            _judge_value(candidate, name, baseline, mutants, covered, set(unchecked))
+            _judge_value(candidate, name, baseline, mutants, covered, crash_only)
     return proof
 
 

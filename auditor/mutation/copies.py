@@ -17,7 +17,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.baseline.runner import BaselineRunner
+from auditor.baseline.runner import BaselineRunner, ChildOutcome
+from auditor.config import AuditConfig
+from auditor.containment.isolation import Isolation
 from auditor.context import RunContext
 from auditor.discovery.project import Project
 from auditor.errors import AuditError
@@ -81,31 +83,10 @@ class CopyPool:
             self._free.put(copy)
 
     def _run(self, copy: Path, tests: list[str], passing: set[str]) -> CopyRun:
-        project, config = self.project, self.config
-
-        def inside(paths: tuple[Path, ...]) -> list[str]:
-            return [str(copy / project.relative(path)) for path in paths]
-
-        work = Path(tempfile.mkdtemp(prefix="run-", dir=copy.parent))
-        runner = BaselineRunner(
-            copy,
-            work,
-            test_paths=tests,
-            source_dirs=inside(project.source_paths),
-            source_roots=inside(project.source_roots),
-            allow_write=[*config.allow_write, str(copy)],  # the copy is ours, not the user's
-            test_timeout=config.test_timeout,
-            memory_limit_mb=config.memory_limit_mb,
-            measure=False,
-            isolation=self.isolation,
-            pytest_options=project.pytest_options,
-        )
         try:
-            outcome = runner.run(lambda *_: None)
+            outcome = outcome_on_copy(self.project, self.config, self.isolation, copy, tests)
         except AuditError as exc:
             return CopyRun(True, [], f"the suite cannot run: {exc.message}")
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
         if outcome.collection_errors:
             first = outcome.collection_errors[0]
             return CopyRun(True, [], f"cannot collect {first.path}: {first.message}")
@@ -114,6 +95,36 @@ class CopyPool:
         first = failed[0].message if failed else ""
         by_check = first.startswith(("assert", "AssertionError", "Failed:"))
         return CopyRun(bool(failed), [r.nodeid for r in failed], by_check=by_check)
+
+
+def outcome_on_copy(
+    project: Project, config: AuditConfig, isolation: Isolation, copy: Path, tests: list[str]
+) -> ChildOutcome:
+    """`tests` (paths or node ids) run by pytest on a copy of `project`, in a fresh
+    process under the sandbox: outcomes only, no coverage. Raises AuditError when the
+    suite cannot run."""
+
+    def inside(paths: tuple[Path, ...]) -> list[str]:
+        return [str(copy / project.relative(path)) for path in paths]
+
+    work = Path(tempfile.mkdtemp(prefix="run-", dir=copy.parent))
+    runner = BaselineRunner(
+        copy,
+        work,
+        test_paths=tests,
+        source_dirs=inside(project.source_paths),
+        source_roots=inside(project.source_roots),
+        allow_write=[*config.allow_write, str(copy)],  # the copy is ours, not the user's
+        test_timeout=config.test_timeout,
+        memory_limit_mb=config.memory_limit_mb,
+        measure=False,
+        isolation=isolation,
+        pytest_options=project.pytest_options,
+    )
+    try:
+        return runner.run(lambda *_: None)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def run_in_copy(

@@ -8,10 +8,14 @@ request is recorded, headers included, so tests can check what was sent.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 
@@ -159,3 +163,24 @@ def _response(body: dict[str, Any], content: str) -> dict[str, Any]:
             "total_tokens": prompt + completion,
         },
     }
+
+
+def escalate(root: Path, script: list[Answer], *flags: str) -> dict[str, Any]:
+    """`audit tests_shallow --escalate` on `root`, asking a scripted server (a request
+    no answer matches gets no test); the report it wrote."""
+    with ScriptedServer(script, default=Answer(structured())) as server:
+        with (root / "pyproject.toml").open("a") as config:
+            config.write(
+                "\n[tool.audit.escalation]\n"
+                f'base_url = "{server.base_url}"\nrepair_rounds = 0\nrequest_timeout = 20\n'
+            )
+        result = subprocess.run(
+            [sys.executable, "-m", "auditor", "tests_shallow", "-q", "--escalate", *flags],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "OPENAI_API_KEY": "sk-scripted-0123456789"},
+        )
+    assert result.returncode == 0, result.stderr
+    return json.loads((root / ".audit" / "report.json").read_text())

@@ -8,8 +8,6 @@ answer to the request for `shop/inventory.py`."""
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import copy_fixture
-from tests.escalation.server import Answer, ScriptedServer, structured
+from tests.escalation.server import Answer, escalate, structured
 
 STOCKED_FIXTURE = """import pytest
 
@@ -121,24 +119,13 @@ ANSWER = {
 def hardened(tmp_path_factory):
     root = copy_fixture("shop", tmp_path_factory.mktemp("as-written") / "shop")
     answer = structured(*({"name": name, "code": code} for name, code in ANSWER.items()))
-    script = [Answer(answer, match="tests for `shop/inventory.py`")]
-    with ScriptedServer(script, default=Answer(structured())) as server:
-        with (root / "pyproject.toml").open("a") as config:
-            config.write(
-                "\n[tool.audit.escalation]\n"
-                f'base_url = "{server.base_url}"\nrepair_rounds = 0\nrequest_timeout = 20\n'
-            )
-        result = subprocess.run(
-            [sys.executable, "-m", "auditor", "tests_shallow", "-q", "--escalate", "--apply"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env={**os.environ, "OPENAI_API_KEY": "sk-as-written-0123456789"},
-        )
-    assert result.returncode == 0, result.stderr
-    report = json.loads((root / ".audit" / "report.json").read_text())
+    report = escalate(root, [Answer(answer, match="tests for `shop/inventory.py`")], "--apply")
     return root, report["escalation"]
+
+
+def _written(hardened) -> list[str]:
+    root, escalation = hardened
+    return [(root / path).read_text() for path in escalation["hardened_files"]]
 
 
 def _accepted(escalation: dict) -> dict[str, dict]:
@@ -174,8 +161,7 @@ def test_the_written_files_pass_under_plain_pytest_alone_and_with_the_suite(hard
 
 @pytest.mark.slow
 def test_two_fixtures_of_one_name_are_written_apart_and_unrenamed(hardened):
-    root, escalation = hardened
-    texts = [(root / path).read_text() for path in escalation["hardened_files"]]
+    texts = _written(hardened)
     holding = [text for text in texts if "def inventory():" in text]
     assert len(holding) == 2
     assert all("def test_" in text and "(inventory):" in text for text in holding)
@@ -183,16 +169,14 @@ def test_two_fixtures_of_one_name_are_written_apart_and_unrenamed(hardened):
 
 @pytest.mark.slow
 def test_a_local_name_never_replaces_an_import_of_another_test(hardened):
-    root, escalation = hardened
-    texts = [(root / path).read_text() for path in escalation["hardened_files"]]
+    texts = _written(hardened)
     (importing,) = [t for t in texts if "def test_round_money_rounds_half_up" in t]
     assert 'CENT = Decimal("0.05")' not in importing
 
 
 @pytest.mark.slow
 def test_tests_sharing_a_helper_list_are_written_apart_after_failing_together(hardened):
-    root, escalation = hardened
-    texts = [(root / path).read_text() for path in escalation["hardened_files"]]
+    texts = _written(hardened)
     with_list = [t for t in texts if "SEEN = []" in t]
     assert len(with_list) == 2
 

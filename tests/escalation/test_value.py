@@ -7,15 +7,10 @@ the scripted model (127.0.0.1) answers the request for `shop/cart.py`."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
 from tests.conftest import copy_fixture
-from tests.escalation.server import Answer, ScriptedServer, structured
+from tests.escalation.server import Answer, escalate, structured
 
 EXACT = """from decimal import Decimal
 
@@ -40,23 +35,7 @@ def candidates(tmp_path_factory):
         {"name": "test_an_empty_cart_costs_nothing", "code": EXACT},
         {"name": "test_a_cart_builds", "code": SMOKE},
     )
-    script = [Answer(answer, match="tests for `shop/cart.py`")]
-    with ScriptedServer(script, default=Answer(structured())) as server:
-        with (root / "pyproject.toml").open("a") as config:
-            config.write(
-                "\n[tool.audit.escalation]\n"
-                f'base_url = "{server.base_url}"\nrepair_rounds = 0\nrequest_timeout = 20\n'
-            )
-        result = subprocess.run(
-            [sys.executable, "-m", "auditor", "tests_shallow", "-q", "--escalate"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env={**os.environ, "OPENAI_API_KEY": "sk-value-0123456789"},
-        )
-    assert result.returncode == 0, result.stderr
-    report = json.loads((root / ".audit" / "report.json").read_text())
+    report = escalate(root, [Answer(answer, match="tests for `shop/cart.py`")])
     return {c["name"]: c for c in report["escalation"]["candidates"]}, report
 
 
