@@ -411,10 +411,11 @@ class AuditConfig(_Strict):
     give such survivors a second chance there). Off: they are reported as measured in
     process, which is faster and can miss kills by CLI-style tests."""
     mutant_timeout_factor: float = Field(default=3.0, gt=0)
-    """A mutant's tests time out after this many times their time on the original code,
-    plus `mutant_timeout_constant`."""
-    mutant_timeout_constant: Duration = Field(default=0.5, ge=0)
-    """Seconds added to the scaled time before a mutant counts as a timeout."""
+    """A mutant's test times out once it has used this many times its time on the
+    original code in CPU seconds, plus `mutant_timeout_constant` (wall time is only the
+    backstop for a test that waits)."""
+    mutant_timeout_constant: Duration = Field(default=0.2, ge=0)
+    """CPU seconds added to each test's scaled time before a mutant counts as a timeout."""
     executor: Annotated[
         Literal["local", "dask"], Flag("--executor", "Run mutants here or on a Dask cluster.")
     ] = "local"

@@ -52,9 +52,17 @@ class MemoryWatch:
 
     def __init__(self, pid: int, parent_bytes: int, growth_limit_mb: int) -> None:
         self.pid = pid
+        self.parent_bytes = parent_bytes
         self.limit = parent_bytes + growth_limit_mb * 1024 * 1024
         self.growth_limit_mb = growth_limit_mb
         self.exceeded = False
+
+    def allow(self, growth_limit_mb: int) -> None:
+        """Let the child grow this much instead, if that is more."""
+        if growth_limit_mb > self.growth_limit_mb:
+            self.growth_limit_mb = growth_limit_mb
+            self.limit = self.parent_bytes + growth_limit_mb * 1024 * 1024
+            self.exceeded = False
 
     def check(self) -> bool:
         self.exceeded = resident_bytes(self.pid) > self.limit

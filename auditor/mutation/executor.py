@@ -65,6 +65,8 @@ class PoolSettings:
     child_growth_limit_mb: int
     isolation: Isolation = NO_ISOLATION
     pytest_options: PytestOptions = AUDIT_DEFAULTS
+    test_seconds: dict[str, float] = field(default_factory=dict)
+    """Each test's time in the baseline (`RunnerSpec.test_seconds`)."""
 
 
 @dataclass
@@ -108,6 +110,7 @@ class RunnerPool:
             scratch=str(home),
             basetemp=str(private_tmp / "basetemp"),
             pytest_args=list(self.settings.pytest_options.args),
+            test_seconds=self.settings.test_seconds,
         )
         spec_path = home / "spec.json"
         wire.write(spec_path, spec)

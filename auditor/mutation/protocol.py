@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,11 +29,26 @@ class RunnerSpec:
     guard: bool = True
     pytest_args: list[str] = field(default_factory=list)
     """Options the project's own would be replaced by (`discovery.pytest_options`)."""
+    test_seconds: dict[str, float] = field(default_factory=dict)
+    """Each test's time in the baseline: what a mutant's child may spend in it follows
+    from it (`TestBudget`)."""
 
 
 ORIGINAL_TIMING_LIMIT = 10.0
 """Seconds the runner gives the original code on a job's tests when it times them
-(`Job.allowed`)."""
+(`TestBudget`)."""
+
+WALL_FACTOR = 3.0
+WALL_EXTRA_SECONDS = 1.0
+"""A mutant's child is stopped by the CPU time it burns (`TestBudget`); wall time, this
+multiple of that allowance plus these seconds, is the backstop for a hang that waits
+instead of computing (a sleep, a lock, a subprocess): on a busy machine a child gets
+a share of a core, so its wall time is a multiple of its CPU time."""
+
+
+def wall_allowed(cpu_allowed: float) -> float:
+    """Seconds of wall time a child allowed `cpu_allowed` CPU seconds may run."""
+    return WALL_FACTOR * cpu_allowed + WALL_EXTRA_SECONDS
 
 
 @dataclass
@@ -45,7 +61,8 @@ class Job:
     module_name: str
     tests: list[str]
     timeout: float
-    """`timeout_factor` x the tests' time in the baseline + `timeout_constant` seconds."""
+    """CPU seconds the child may use: `timeout_factor` x the tests' time in the baseline
+    + `timeout_constant`."""
     target_line: int = 0
     target_name: str = ""
     code_b64: str = ""
@@ -69,24 +86,20 @@ class Job:
     """Keep running the tests after the first that fails, recording each that does."""
     timeout_factor: float = 0.0
     timeout_constant: float = 0.0
-    """How `timeout` was made: the runner makes the same of the original code's time in
-    a child where that is longer (`allowed`); a factor of 0 leaves `timeout` as is."""
-
-    def allowed(self, original_seconds: float | None) -> float:
-        """Seconds the child may run, given the original code's time on the same tests in
-        a child like it (None or 0: not known). The baseline can undercharge a test: a
-        fresh child pays again what the baseline's one process paid once, for whichever
-        test came first (a lazy import, a cache filled on first use)."""
-        if not original_seconds:
-            return self.timeout
-        scaled = self.timeout_factor * original_seconds + self.timeout_constant
-        return max(self.timeout, scaled)
+    """How `timeout` was made: the runner makes each test's allowance the same way
+    (`TestBudget`); a factor of 0 leaves `timeout` as is, for the whole child."""
 
     def longest(self) -> float:
-        """The most the job can take: its timeout, the original's timing, and the time
-        that timing can allow."""
+        """The most wall time the job can take: its tests' allowances, the original's
+        timing, and the allowances that timing can give."""
         timed = self.timeout_factor * ORIGINAL_TIMING_LIMIT + self.timeout_constant
-        return self.timeout + ORIGINAL_TIMING_LIMIT + timed
+        tests = len(self.tests) + len(self.subprocess_tests)
+        return (
+            wall_allowed(self.timeout)
+            + tests * WALL_EXTRA_SECONDS
+            + ORIGINAL_TIMING_LIMIT
+            + wall_allowed(timed)
+        )
 
     def undone(self, original: str) -> Job:
         """This job with its change undone (`original`: the file's text): its child runs
@@ -102,6 +115,53 @@ class Job:
 
     def mutated(self, original: str) -> str:
         return original[: self.patch_start] + self.replacement + original[self.patch_end :]
+
+
+@dataclass(frozen=True)
+class TestBudget:
+    """CPU seconds a mutant's child may use: before its first test (applying the
+    mutant, running statements again), the job's timeout; in each test, from its start,
+    `timeout_factor` x the test's time + `timeout_constant`. A test's time is the
+    baseline's, or the original code's on the same tests in a child like the mutant's
+    where that is longer: the baseline can undercharge a test, since a fresh child pays
+    again what the baseline's one process paid once, for whichever test came first (a
+    lazy import, a cache filled on first use). A hang in a quick test is then stopped at
+    that test's cost, not at the cost of every test the mutant has."""
+
+    __test__ = False  # not a pytest test class, despite the name
+    job: Job
+    baseline: tuple[float, ...]
+    """The baseline's time of each test the child runs, in order."""
+    original: tuple[float, ...] = ()
+    """The original code's CPU time of each, where timed."""
+
+    @property
+    def per_test(self) -> bool:
+        return bool(self.job.timeout_factor)
+
+    def cpu(self, test: int) -> float:
+        """CPU seconds for test number `test` (-1: before the first)."""
+        if not self.per_test or not 0 <= test < len(self.baseline):
+            return self.job.timeout
+        seconds = self.baseline[test]
+        if test < len(self.original):
+            seconds = max(seconds, self.original[test])
+        return self.job.timeout_factor * seconds + self.job.timeout_constant
+
+
+@dataclass(frozen=True)
+class OriginalCost:
+    """What the original code took on a job's tests in a child like the mutant's: CPU
+    seconds in each test (as far as it got within ORIGINAL_TIMING_LIMIT) and how far
+    the child grew beyond the runner (its peak)."""
+
+    cpu: tuple[float, ...]
+    growth_mb: float
+
+    def growth_limit_mb(self, memory_limit_mb: int) -> int:
+        """What a mutant's child of these tests may grow by: twice the original's growth,
+        16 MB more, within the memory limit."""
+        return min(memory_limit_mb, math.ceil(2 * self.growth_mb) + 16)
 
 
 def text_digest(text: str) -> str:
@@ -123,6 +183,8 @@ class JobResult:
     """Wall time of the mutant's child, fork to exit."""
     tests_seconds: float = 0.0
     """Of that, the time pytest measured inside the tests' setup, call and teardown."""
+    fork_seconds: float = 0.0
+    """What the runner's fork of the child took."""
     detail: str = ""
     on_copy: bool = False
     """The verdict came from a run on a copy of the project (the copy path)."""

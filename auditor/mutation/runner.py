@@ -10,6 +10,7 @@ a log file, its children's to /dev/null.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import json
 import marshal
@@ -20,12 +21,13 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
 from typing import IO, Any
 
 from auditor.containment import wire
+from auditor.containment.cpu import cpu_seconds
 from auditor.containment.memory import MEMORY_POLL_SECONDS, MemoryWatch, resident_bytes
 from auditor.mutation.mutant import (
     MutantCompileError,
@@ -33,7 +35,16 @@ from auditor.mutation.mutant import (
     MutantSources,
     PreparedMutant,
 )
-from auditor.mutation.protocol import ORIGINAL_TIMING_LIMIT, Job, JobResult, Ready, RunnerSpec
+from auditor.mutation.protocol import (
+    ORIGINAL_TIMING_LIMIT,
+    Job,
+    JobResult,
+    OriginalCost,
+    Ready,
+    RunnerSpec,
+    TestBudget,
+    wall_allowed,
+)
 from auditor.mutation.swap import SwapError
 
 _PYTEST_ARGS = ["-p", "no:cacheprovider", "-s", "--tb=no", "-q"]
@@ -49,9 +60,9 @@ class RunnerPlugin:
         self.failed_by_check = False
         self.failed_at = 0
         self.sources = MutantSources()
-        self.original_seconds: dict[tuple[str, ...], float] = {}
-        """The original code's time on each list of tests a mutant ran past its timeout
-        with, in a child like the mutant's (`Job.allowed`)."""
+        self.original_costs: dict[tuple[str, ...], OriginalCost] = {}
+        """What the original code took on each list of tests a mutant ran past its
+        allowance with, in a child like the mutant's (`TestBudget`, `OriginalCost`)."""
 
     def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
         # A check (assert, pytest.raises, pytest.fail) failing is an oracle at work; any
@@ -115,24 +126,33 @@ class RunnerPlugin:
             mutant = self.sources.prepare(job)
         except SwapError as changed:
             return {"id": job.id, "status": "RuntimeError", "detail": str(changed)}
-        tests = (*job.tests, *job.subprocess_tests)
+        ran = tuple(item.nodeid for item in items + spawning)
+        baseline = tuple(self.spec.test_seconds.get(nodeid, 0.0) for nodeid in ran)
 
-        def timed_allowance() -> float | None:
-            if tests in self.original_seconds or not job.timeout_factor:
+        def timed_original() -> OriginalCost | None:
+            if ran in self.original_costs or not job.timeout_factor:
                 return None  # nothing new to learn
-            self.original_seconds[tests] = self._time_original(mutant, items, spawning)
-            return job.allowed(self.original_seconds[tests])
+            self.original_costs[ran] = self._time_original(mutant, items, spawning)
+            return self.original_costs[ran]
 
-        started = time.monotonic()
+        forking = time.monotonic()
         pid, read_end = self._fork(mutant, items, spawning)
-        watch = MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.child_growth_limit_mb)
-        allowed = job.allowed(self.original_seconds.get(tests))
-        output, past = _read_until(read_end, started, allowed, watch, timed_allowance)
-        wait_status = self._reap(pid, read_end, stop=past is not None or watch.exceeded)
-        duration = time.monotonic() - started
+        fork_seconds = time.monotonic() - forking
+        child = _Watched(
+            pid,
+            TestBudget(job, baseline),
+            MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.child_growth_limit_mb),
+            memory_limit_mb=self.spec.memory_limit_mb,
+        )
+        if ran in self.original_costs:
+            child.allow(self.original_costs[ran])
+        output, past = _read_until(read_end, child, timed_original)
+        wait_status, _ = self._reap(pid, read_end, stop=past is not None or child.memory.exceeded)
+        duration = time.monotonic() - forking
         verdict = _verdict(job.id, output, past, wait_status, duration)
-        if watch.exceeded and not verdict.get("kills"):
-            verdict.update(status="Timeout", kill_kind="timeout", detail=watch.describe())
+        verdict["fork_seconds"] = round(fork_seconds, 6)
+        if child.memory.exceeded and not verdict.get("kills"):
+            verdict.update(status="Timeout", kill_kind="timeout", detail=child.memory.describe())
         return verdict
 
     def _fork(
@@ -151,36 +171,44 @@ class RunnerPlugin:
         os.close(write_end)
         return pid, read_end
 
-    def _reap(self, pid: int, read_end: int, stop: bool) -> int:
+    def _reap(self, pid: int, read_end: int, stop: bool) -> tuple[int, Any]:
         """Close a child's pipe, kill its process group if `stop`, wait for it and remove
-        the files it served its subprocesses; its wait status."""
+        the files it served its subprocesses; its wait status and resource usage."""
         os.close(read_end)
         if stop:
             _kill_group(pid)
-        _, wait_status = os.waitpid(pid, 0)
+        _, wait_status, usage = os.wait4(pid, 0)
         served = self.served_mutant(pid)
         for leftover in (served.spec, served.applied, served.compiled):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(leftover)
-        return wait_status
+        return wait_status, usage
 
     def _time_original(
         self, mutant: PreparedMutant, items: list[Any], spawning: list[Any]
-    ) -> float:
-        """Seconds the original code takes on the mutant's tests in a child like the
-        mutant's (the same statements run again, the same file served, unchanged); 0.0
-        when it does not finish within ORIGINAL_TIMING_LIMIT. The mutant's child runs on
-        meanwhile."""
+    ) -> OriginalCost:
+        """What the original code takes on the mutant's tests in a child like the
+        mutant's (the same statements run again, the same file served, unchanged), as
+        far as it gets within ORIGINAL_TIMING_LIMIT and the memory limit. The mutant's
+        child runs on meanwhile."""
         source = self.sources.original(mutant.job.file)[0]
         original = self.sources.prepare(mutant.job.undone(source))
-        started = time.monotonic()
+        runner_bytes = resident_bytes(os.getpid())
         pid, read_end = self._fork(original, items, spawning, undone=True)
-        watch = MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.child_growth_limit_mb)
-        _, past = _read_until(read_end, started, ORIGINAL_TIMING_LIMIT, watch)
-        self._reap(pid, read_end, stop=True)
-        if past is not None or watch.exceeded:
-            return 0.0
-        return time.monotonic() - started
+        limit = dataclasses.replace(mutant.job, timeout=ORIGINAL_TIMING_LIMIT, timeout_factor=0)
+        child = _Watched(
+            pid,
+            TestBudget(limit, ()),
+            MemoryWatch(pid, runner_bytes, self.spec.memory_limit_mb),
+            wall=ORIGINAL_TIMING_LIMIT,
+        )
+        _read_until(read_end, child)
+        _, usage = self._reap(pid, read_end, stop=True)
+        ends = [*child.starts[1:], usage.ru_utime + usage.ru_stime]  # the last: until cut
+        return OriginalCost(
+            cpu=tuple(end - start for start, end in zip(child.starts, ends, strict=False)),
+            growth_mb=max(0.0, usage.ru_maxrss / 1024 - runner_bytes / 2**20),
+        )
 
     def served_mutant(self, child: int) -> ServedMutant:
         return ServedMutant(Path(self.spec.scratch) / f"mutant-{child}.spec")
@@ -388,35 +416,80 @@ class ServedMutant:
         os.environ["AUDIT_MUTANT"] = str(self.spec)
 
 
+@dataclass
+class _Watched:
+    """A child the runner waits for, and what it may use: CPU seconds in each test (a
+    hang that computes; `TestBudget`), wall seconds (one that waits: `wall_allowed` of
+    the CPU allowance, or `wall`, for the whole child) and memory."""
+
+    pid: int
+    budget: TestBudget
+    memory: MemoryWatch
+    wall: float = 0.0
+    memory_limit_mb: int = 0
+    started: float = field(default_factory=time.monotonic)
+    test: int = -1
+    """The test it runs, by its place in the job; -1 before the first."""
+    starts: list[float] = field(default_factory=list)
+    """Its CPU seconds as each test started."""
+    mark: tuple[float, float] = (0.0, 0.0)
+    """Its CPU and wall time when what it is allowed was counted from."""
+
+    def __post_init__(self) -> None:
+        self.mark = (0.0, self.started)
+
+    def next_test(self) -> None:
+        self.test += 1
+        self.starts.append(cpu_seconds(self.pid))
+        if self.budget.per_test:
+            self.mark = (self.starts[-1], time.monotonic())
+
+    def past_allowance(self) -> str | None:
+        """What it ran past of its time, or None."""
+        cpu = self.budget.cpu(self.test)
+        wall = self.wall or wall_allowed(cpu)
+        if time.monotonic() - self.mark[1] > wall:
+            return f"no verdict within {wall:.1f}s"
+        if cpu_seconds(self.pid) - self.mark[0] > cpu:
+            return f"more than {cpu:.2f}s of CPU time"
+        return None
+
+    def allow(self, original: OriginalCost) -> bool:
+        """Allow what the original code took where that is more; whether the child is
+        within its allowances now."""
+        self.budget = dataclasses.replace(self.budget, original=original.cpu)
+        self.memory.allow(original.growth_limit_mb(self.memory_limit_mb))
+        return self.past_allowance() is None and not self.memory.check()
+
+
 def _read_until(
-    fd: int,
-    started: float,
-    allowed: float,
-    watch: MemoryWatch,
-    allow_more: Callable[[], float | None] | None = None,
-) -> tuple[bytes, float | None]:
-    """A child's output until it closes its end, and the seconds it was allowed if it ran
-    past them (None when it finished, or grew past its memory). At that point
-    `allow_more` may give it longer, once."""
-    chunks = []
+    fd: int, child: _Watched, timed_original: Callable[[], OriginalCost | None] | None = None
+) -> tuple[bytes, str | None]:
+    """A child's output until it closes its end, and what it ran past of its time if it
+    did (None when it finished, or grew past its memory: `child.memory.exceeded`). At
+    that point `timed_original` may allow it more from the original code's cost, once."""
+    chunks: list[bytes] = []
+    pending = b""
     while True:
-        remaining = started + allowed - time.monotonic()
-        if remaining <= 0:
-            more = allow_more() if allow_more is not None else None
-            allow_more = None
-            if more is not None and more > allowed:
-                allowed = more
+        past = child.past_allowance()
+        if past is not None or child.memory.exceeded:
+            original = timed_original() if timed_original is not None else None
+            timed_original = None
+            if original is not None and child.allow(original):
                 continue
-            return b"".join(chunks), allowed
-        ready, _, _ = select.select([fd], [], [], min(remaining, MEMORY_POLL_SECONDS))
+            return b"".join(chunks), past
+        ready, _, _ = select.select([fd], [], [], MEMORY_POLL_SECONDS)
         if not ready:
-            if watch.check():
-                return b"".join(chunks), None
+            child.memory.check()
             continue
         chunk = os.read(fd, 65536)
         if not chunk:
             return b"".join(chunks), None
         chunks.append(chunk)
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            if line.startswith(b'{"start"'):
+                child.next_test()
 
 
 def _kill_group(pid: int) -> None:
@@ -436,9 +509,9 @@ def _describe(wait_status: int) -> str:
 
 
 def _verdict(
-    job_id: str, output: bytes, past: float | None, wait_status: int, duration: float
+    job_id: str, output: bytes, past: str | None, wait_status: int, duration: float
 ) -> dict[str, Any]:
-    """`past`: the seconds the child was allowed, when it ran past them."""
+    """`past`: what the child ran past of its allowance, when it did."""
     timed_out = past is not None
     messages = [json.loads(line) for line in output.decode(errors="replace").splitlines() if line]
     started = [m["start"] for m in messages if "start" in m]
@@ -464,11 +537,9 @@ def _verdict(
             detail=first.get("detail", ""),
         )
         if timed_out and any("start" in m for m in messages[messages.index(first) :]):
-            result["detail"] = f"a later test ran past {past:.1f}s"
+            result["detail"] = f"a later test ran past its allowance: {past}"
     elif timed_out:
-        result.update(
-            status="Timeout", kill_kind="timeout", detail=f"no verdict within {past:.1f}s"
-        )
+        result.update(status="Timeout", kill_kind="timeout", detail=past)
         if started:
             result["detail"] += f" (running {started[-1]})"
             result["killed_by"] = [started[-1]]

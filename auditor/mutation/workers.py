@@ -61,6 +61,7 @@ def _pool(
         child_growth_limit_mb=child_growth_limit_mb(baseline, config.memory_limit_mb),
         isolation=run.isolation,
         pytest_options=project.pytest_options,
+        test_seconds={test.nodeid: test.duration for test in baseline.tests},
     )
     if config.executor == "dask":
         if not config.scheduler:

@@ -1,47 +1,64 @@
 """How long a mutant's tests may run: the baseline's time, scaled, and the original
 code's time in a child like the mutant's where a mutant runs past that."""
 
+import dataclasses
 import re
 
 import pytest
 
 from auditor.config import AuditConfig
-from auditor.mutation.protocol import ORIGINAL_TIMING_LIMIT, Job
+from auditor.mutation.protocol import ORIGINAL_TIMING_LIMIT, Job, TestBudget, wall_allowed
 from tests.conftest import one_module_mutants
 
 
-def _job(timeout: float) -> Job:
+def _job(timeout: float, tests: int = 1) -> Job:
     return Job(
         id="m",
         path="swap",
         file="f.py",
         module_name="f",
-        tests=["t.py::test_a"],
+        tests=[f"t.py::test_{n}" for n in range(tests)],
         timeout=timeout,
         timeout_factor=3.0,
         timeout_constant=0.5,
     )
 
 
-def test_a_job_gets_its_timeout_until_the_original_code_is_timed():
-    assert _job(0.6).allowed(None) == 0.6
+def test_each_test_gets_its_own_time_scaled_from_its_start():
+    budget = TestBudget(_job(9.5, tests=2), baseline=(0.01, 3.0))
+    assert budget.cpu(0) == pytest.approx(0.53)
+    assert budget.cpu(1) == pytest.approx(9.5)
 
 
-def test_an_original_slower_in_a_child_than_in_the_baseline_gives_the_mutant_longer():
-    assert _job(0.6).allowed(1.0) == pytest.approx(3.5)
+def test_before_its_first_test_a_child_has_the_whole_job_s_timeout():
+    assert TestBudget(_job(9.5, tests=2), baseline=(0.01, 3.0)).cpu(-1) == 9.5
 
 
-def test_an_original_faster_in_a_child_never_shortens_the_timeout():
-    assert _job(0.6).allowed(0.01) == 0.6
+def test_an_original_slower_in_a_child_than_in_the_baseline_gives_the_test_longer():
+    budget = TestBudget(_job(0.6), baseline=(0.03,), original=(1.0,))
+    assert budget.cpu(0) == pytest.approx(3.5)
 
 
-def test_a_job_lasts_at_most_its_timeout_and_what_timing_the_original_can_add():
+def test_an_original_faster_in_a_child_never_shortens_a_test_s_allowance():
+    budget = TestBudget(_job(0.6), baseline=(0.03,), original=(0.001,))
+    assert budget.cpu(0) == pytest.approx(0.59)
+
+
+def test_a_job_without_a_factor_has_its_timeout_for_the_whole_child():
+    job = dataclasses.replace(_job(2.0, tests=2), timeout_factor=0.0)
+    assert TestBudget(job, baseline=(0.01, 0.01)).cpu(1) == 2.0
+
+
+def test_a_job_lasts_at_most_its_wall_time_and_what_timing_the_original_can_add():
     job = _job(0.6)
     timings = [0.0, ORIGINAL_TIMING_LIMIT / 2, ORIGINAL_TIMING_LIMIT]
-    # Whatever the original's timing took (up to its limit), the child's allowance after
-    # it fits in the job's longest; and the longest is no more than the three together.
-    assert all(timed + job.allowed(timed) <= job.longest() for timed in timings)
-    assert job.longest() <= job.timeout + ORIGINAL_TIMING_LIMIT + job.allowed(ORIGINAL_TIMING_LIMIT)
+    # Whatever the original's timing took (up to its limit), the child's wall time after
+    # it fits in the job's longest.
+    allowed = [TestBudget(job, (0.03,), (timed,)).cpu(0) for timed in timings]
+    assert all(
+        timed + wall_allowed(cpu) <= job.longest()
+        for timed, cpu in zip(timings, allowed, strict=True)
+    )
 
 
 LAZY = '''\
@@ -94,18 +111,17 @@ def test_a_cost_the_baseline_charged_to_another_test_is_no_timeout(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_mutant_that_loops_forever_is_stopped_soon_after_the_original_code_would_end(
-    tmp_path,
-):
+def test_a_mutant_that_loops_forever_is_stopped_by_the_cpu_time_it_burns(tmp_path):
     spin = "def spin(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"
     test = "from spin import spin\n\n\ndef test_spin():\n    assert spin(3) == 3\n"
     mutants = one_module_mutants(tmp_path, "spin", spin, test, "augmented")
     looping = [m for m in mutants if m["status"] == "Timeout"]
     assert looping
     # What it is allowed follows the test's own time (a factor of it plus the constant),
-    # not the per-test timeout a hung test of the suite would get.
+    # in CPU seconds, not the per-test timeout a hung test of the suite would get.
     policy = AuditConfig()
-    allowed = [float(re.search(r"within ([0-9.]+)s", m["status_reason"])[1]) for m in looping]
+    pattern = r"^more than ([0-9.]+)s of CPU time \(running tests/test_spin.py::test_spin\)$"
+    allowed = [float(re.match(pattern, m["status_reason"])[1]) for m in looping]
     assert len(allowed) == len(looping)
     assert max(allowed) < policy.test_timeout / 2
     assert min(allowed) >= policy.mutant_timeout_constant

@@ -1,0 +1,24 @@
+"""A child's CPU time, read from /proc.
+
+A mutant that loops forever burns CPU at the same rate on an idle machine and a busy
+one, while its wall time stretches with the load: timing a hang in CPU seconds lets the
+allowance be a fraction of a second without calling a slow machine's tests hangs."""
+
+from __future__ import annotations
+
+import os
+
+_TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system time of the process and of the children it waited for; 0.0 when
+    it is gone (or /proc is not there)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            # The command name may hold spaces and parentheses: the fields follow its
+            # last ")"; utime, stime, cutime and cstime are fields 14 to 17.
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return sum(int(ticks) for ticks in fields[11:15]) / _TICKS_PER_SECOND
+    except (OSError, IndexError, ValueError):
+        return 0.0

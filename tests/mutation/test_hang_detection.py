@@ -1,0 +1,95 @@
+"""A mutant's child is stopped by the CPU time it burns, with wall time as the backstop
+for a hang that waits: real forked processes, watched as the runner watches them."""
+
+import os
+import time
+
+from auditor.containment.cpu import cpu_seconds
+from auditor.containment.memory import MemoryWatch, resident_bytes
+from auditor.mutation.protocol import Job, TestBudget, wall_allowed
+from auditor.mutation.runner import _read_until, _Watched
+
+
+def _child(work) -> tuple[int, int]:
+    """A forked process that does `work`, writes "done" and exits."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        work()
+        os.write(write_end, b"done\n")
+        os._exit(0)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _watch(work, cpu: float, wall: float = 0.0) -> tuple[bytes, str | None, float]:
+    """What the child wrote, what it ran past, and the CPU seconds it had used then."""
+    pid, read_end = _child(work)
+    job = Job(id="m", path="swap", file="f.py", module_name="f", tests=[], timeout=cpu)
+    watched = _Watched(pid, TestBudget(job, ()), MemoryWatch(pid, resident_bytes(pid), 512), wall)
+    output, past = _read_until(read_end, watched)
+    used = cpu_seconds(pid)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    os.close(read_end)
+    return output, past, used
+
+
+def _spin() -> None:
+    while True:
+        pass
+
+
+def test_a_child_that_waits_longer_than_its_cpu_allowance_finishes():
+    output, past, _ = _watch(lambda: time.sleep(0.6), cpu=0.1)
+    assert (output, past) == (b"done\n", None)
+
+
+def test_a_child_that_computes_forever_is_stopped_once_past_its_cpu_allowance():
+    started = time.monotonic()
+    output, past, used = _watch(_spin, cpu=0.2, wall=30.0)
+    assert output == b""
+    assert past == "more than 0.20s of CPU time"
+    assert 0.2 < used < 1.0
+    assert time.monotonic() - started < 30.0
+
+
+def test_a_child_that_waits_forever_is_stopped_by_the_wall_backstop():
+    output, past, used = _watch(lambda: time.sleep(60), cpu=0.1, wall=0.5)
+    assert output == b""
+    assert past == "no verdict within 0.5s"
+    assert used < 0.1
+
+
+def test_the_wall_backstop_follows_the_cpu_allowance():
+    assert wall_allowed(0.4) > 3 * 0.4
+
+
+def test_a_hang_in_a_quick_test_is_stopped_at_that_test_s_cost_not_the_job_s():
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        os.write(write_end, b'{"start": "t.py::test_quick"}\n')
+        _spin()
+    os.close(write_end)
+    job = Job(
+        id="m",
+        path="swap",
+        file="f.py",
+        module_name="f",
+        tests=["t.py::test_quick", "t.py::test_slow"],
+        timeout=3.0 * 5.01 + 0.1,
+        timeout_factor=3.0,
+        timeout_constant=0.1,
+    )
+    budget = TestBudget(job, baseline=(0.01, 5.0))
+    watched = _Watched(pid, budget, MemoryWatch(pid, resident_bytes(pid), 512))
+    _, past = _read_until(read_end, watched)
+    used = cpu_seconds(pid)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    os.close(read_end)
+    assert past == "more than 0.13s of CPU time"
+    assert used < 1.0
