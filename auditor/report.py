@@ -49,7 +49,7 @@ from pydantic import (
     model_validator,
 )
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -503,6 +503,10 @@ class MutationSection(_Model):
     child_overhead_ms: float | None = None
     """The median over in-process mutants of a child's wall time minus its tests' time:
     fork, swap or module re-execution, pytest's protocol, exit."""
+    floor_seconds: float | None = None
+    """The physical floor of the mutants run here in process: each one's tests up to the
+    first that fails (their own time; for a child stopped or dead inside a test, the
+    baseline's time of the tests it started) plus one fork, divided by the workers."""
     verification: Verification | None = None
     scope: Scope = Field(default_factory=Scope)
     estimate: Estimate | None = None

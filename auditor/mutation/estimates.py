@@ -1,9 +1,10 @@
 """Figures of a run beyond its verdicts: the scores a sample estimates for the whole
-scope, and the engine's overhead per mutant."""
+scope, the engine's overhead per mutant, and the physical floor it is measured by."""
 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 
 from auditor.config import AuditConfig
 from auditor.mutation import selection
@@ -62,3 +63,22 @@ def overheads(ran: list[JobResult], duration: float, jobs: int) -> dict[str, flo
         "overhead_ms": round(1000 * (duration * jobs - tests_time) / len(ran), 2),
         "child_overhead_ms": round(1000 * statistics.median(in_child), 2) if in_child else None,
     }
+
+
+def physical_floor(
+    ran: list[tuple[list[str], JobResult]], test_seconds: Mapping[str, float], jobs: int
+) -> float | None:
+    """Seconds no engine can beat on these mutants (each with the tests its child runs,
+    in order) with these workers: each mutant's tests up to the first that fails (their
+    own time, as pytest measured it in the child; for a child stopped or dead inside a
+    test, the baseline's time of the tests it started: what the original code needs to
+    get that far) plus one fork, divided by the workers."""
+    if not ran:
+        return None
+    total = 0.0
+    for tests, result in ran:
+        tests_time = result.tests_seconds
+        if result.status == "Timeout" or not tests_time:
+            tests_time = sum(test_seconds.get(test, 0.0) for test in tests[: result.ran])
+        total += tests_time + result.fork_seconds
+    return round(total / jobs, 3)

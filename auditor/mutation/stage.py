@@ -18,7 +18,7 @@ from auditor.mutation import scoring, selection
 from auditor.mutation.cache import ResultCache
 from auditor.mutation.copies import run_on_copies
 from auditor.mutation.distributed import DaskPool
-from auditor.mutation.estimates import estimate, overheads
+from auditor.mutation.estimates import estimate, overheads, physical_floor
 from auditor.mutation.executor import RunnerPool
 from auditor.mutation.jobs import job_for
 from auditor.mutation.plan import PlannedMutant, plan, planner_for
@@ -266,9 +266,9 @@ def _scored(
     duration = time.perf_counter() - timing.started
     sampled = config.sample is not None or (stopped_by_budget and config.time_budget is not None)
     passing = [t.nodeid for t in baseline.tests if t.reliable]
-    ran = [
-        results[m.id] for m in scoped.runnable if m.id in results and m.id not in verdicts.cached
-    ]
+    ran_here = [m for m in scoped.runnable if m.id in results and m.id not in verdicts.cached]
+    ran = [results[m.id] for m in ran_here]
+    in_process_run = [m for m in ran_here if not results[m.id].on_copy]
     section = MutationSection(
         **scoring.derived_fields(mutants, passing, targeted_files(project), config.all_killers),
         checks=assertion_evidence(
@@ -281,6 +281,11 @@ def _scored(
         if duration and timing.executed
         else 0.0,
         **overheads(ran, duration, timing.jobs),
+        floor_seconds=physical_floor(
+            [([*m.tests, *m.subprocess_tests], results[m.id]) for m in in_process_run],
+            {test.nodeid: test.duration for test in baseline.tests},
+            timing.jobs,
+        ),
         verification=_verification(run, baseline, scoped, mutants),
         scope=scoped.scope,
         estimate=estimate(in_scope, results, config) if sampled else None,
