@@ -1,6 +1,6 @@
 """Benchmark: audit against mutmut on the same real project, same run, default settings.
 
-    python bench/compare_mutmut.py all            # toolz, tabulate, python-slugify, humanize
+    python bench/compare_mutmut.py all            # the six projects below
     python bench/compare_mutmut.py toolz --tools audit --variants default,no-probes
 
 Downloads the project's sdist from PyPI (its tests ship in it), unpacks one copy per run,
@@ -27,6 +27,14 @@ Setup notes, as measured here with mutmut 3.8.1:
   `tools/` and README) must be in its `also_copy`, or its run stops.
 - tabulate 0.10.0: `tabulate/__init__.py`, tests in `test/`. python-slugify 9.2.0: tests
   in `tests/`, three of which run `python -m slugify`. humanize 4.17.0: `src/` layout.
+  more-itertools 11.2.1: two modules, slow prime tests (4-10 s under coverage).
+  marshmallow 4.4.0: `src/` layout, its conftest imports simplejson.
+- mutmut is given MUTMUT_LIMIT seconds (an hour) on a project; a run stopped there is a
+  row with the mutants it finished, and says so.
+
+Each audit row also prints the physical floor (`mutation.floor_seconds`: each mutant's
+tests up to the first failing one plus one fork, over the workers) and audit's whole wall
+time as a multiple of it.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -95,6 +104,21 @@ PROJECTS = {
             )
         },
     },
+    "more-itertools": {
+        "version": "11.2.1",
+        "package": "more_itertools",
+        "tests": "tests",
+        "do_not_mutate": [],
+        "mutmut_also_skip": [],
+    },
+    "marshmallow": {
+        "version": "4.4.0",
+        "package": "src/marshmallow",
+        "tests": "tests",
+        "do_not_mutate": [],
+        "mutmut_also_skip": [],
+        "test_requires": ["simplejson"],  # its conftest imports it
+    },
 }
 
 
@@ -105,6 +129,8 @@ class Measurement:
     wall: float = 0.0
     peak_rss_mb: float = 0.0
     peak_pss_mb: float = 0.0
+    floor: float | None = None
+    """The physical floor of audit's mutants (`mutation.floor_seconds`)."""
     note: str = ""
 
     @property
@@ -156,12 +182,19 @@ def _memory_kb(pid: int) -> tuple[int, int]:
 
 
 def run_measured(
-    command: list[str], cwd: Path, env: dict[str, str] | None = None
+    command: list[str], cwd: Path, env: dict[str, str] | None = None, limit: float | None = None
 ) -> tuple[float, float, float]:
-    """Wall time, and peak RSS and PSS of the whole process tree (MB), of a command."""
+    """Wall time, and peak RSS and PSS of the whole process tree (MB), of a command;
+    stopped (its whole process group) after `limit` seconds, if given."""
     started = time.perf_counter()
     process = subprocess.Popen(
-        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
     )
     peak_rss = peak_pss = 0
     done = threading.Event()
@@ -176,7 +209,14 @@ def run_measured(
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    output, _ = process.communicate()
+    try:
+        output, _ = process.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        done.set()
+        sampler.join()
+        raise StoppedAt(time.perf_counter() - started, peak_rss / 1024, peak_pss / 1024) from None
     done.set()
     sampler.join()
     wall = time.perf_counter() - started
@@ -185,7 +225,17 @@ def run_measured(
     return wall, peak_rss / 1024, peak_pss / 1024
 
 
+class StoppedAt(Exception):
+    """A measured command ran past its limit: its wall time and peak memory then."""
+
+    def __init__(self, wall: float, rss: float, pss: float) -> None:
+        super().__init__(wall)
+        self.wall, self.rss, self.pss = wall, rss, pss
+
+
 MUTMUT = "mutmut==3.8.1"
+MUTMUT_LIMIT = 3600.0
+"""Seconds mutmut is given on a project; a run stopped there is a row that says so."""
 
 
 def bench_python(venv: Path, projects: list[str]) -> str:
@@ -291,6 +341,7 @@ def run_audit(name: str, root: Path, jobs: int, variant: str, python: str) -> Me
         wall,
         rss,
         pss,
+        floor=data.get("floor_seconds"),
         note=(
             f"mutation stage {timings.get('mutate', 0):.1f} s ({data['mutants_per_second']} "
             f"mutants/s), baseline {timings.get('baseline', 0):.1f} s, probes "
@@ -330,9 +381,13 @@ def run_mutmut(name: str, root: Path, jobs: int, python: str) -> Measurement:
             raise RuntimeError(f"{name}: the mutmut patch no longer applies to {file}")
         (root / file).write_text(text.replace(old, new, 1))
     env = dict(os.environ)
-    wall, rss, pss = run_measured(
-        [python, "-m", "mutmut", "run", "--max-children", str(jobs)], root, env
-    )
+    note = ""
+    command = [python, "-m", "mutmut", "run", "--max-children", str(jobs)]
+    try:
+        wall, rss, pss = run_measured(command, root, env, limit=MUTMUT_LIMIT)
+    except StoppedAt as stopped:
+        wall, rss, pss = stopped.wall, stopped.rss, stopped.pss
+        note = f"stopped at {MUTMUT_LIMIT:.0f} s, unfinished: its counts are the mutants done"
     subprocess.run(
         [python, "-m", "mutmut", "export-cicd-stats"],
         cwd=root,
@@ -347,7 +402,9 @@ def run_mutmut(name: str, root: Path, jobs: int, python: str) -> Measurement:
         "no_coverage": stats.get("no_tests", 0),
         "runtime_error": stats.get("segfault", 0) + stats.get("suspicious", 0),
     }
-    return Measurement("mutmut", counts, wall, rss, pss)
+    if note:
+        note += f" ({sum(counts.values())} of {stats.get('total', '?')})"
+    return Measurement("mutmut", counts, wall, rss, pss, note=note)
 
 
 def print_table(name: str, rows: list[Measurement]) -> None:
@@ -355,16 +412,20 @@ def print_table(name: str, rows: list[Measurement]) -> None:
     header = (
         f"{'tool':<26}{'mutants':>8}{'killed':>8}{'surv.':>7}{'t/out':>7}{'no cov':>7}"
         f"{'score':>8}{'wall s':>9}{'mut/s':>8}{'RSS MB':>8}{'PSS MB':>8}"
+        f"{'floor s':>9}{'x floor':>9}"
     )
     print(header)
     for row in rows:
         score = f"{row.score:.1f}" if row.score is not None else "-"
         rate = row.mutants / row.wall if row.wall else 0
+        floor = (
+            f"{row.floor:>9.1f}{row.wall / row.floor:>9.2f}" if row.floor else f"{'-':>9}{'-':>9}"
+        )
         print(
             f"{row.tool:<26}{row.mutants:>8}{row.counts.get('killed', 0):>8}"
             f"{row.counts.get('survived', 0):>7}{row.counts.get('timeout', 0):>7}"
             f"{row.counts.get('no_coverage', 0):>7}{score:>8}{row.wall:>9.1f}{rate:>8.1f}"
-            f"{row.peak_rss_mb:>8.0f}{row.peak_pss_mb:>8.0f}"
+            f"{row.peak_rss_mb:>8.0f}{row.peak_pss_mb:>8.0f}{floor}"
         )
     baseline = next((r for r in rows if r.tool == "mutmut"), None)
     if baseline:
