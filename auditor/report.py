@@ -462,6 +462,10 @@ class TypeCheckSummary(_Model):
     rejected: int
     """Of those, the ones the checker rejected: status `CompileError`, never run."""
     duration: float
+    """Seconds the stage spent on it: what it added to the run's wall time."""
+    cached: int = 0
+    """Mutants whose verdict was ready: checked while the baseline ran, on the core it
+    leaves idle (`mutation.early_sites`), or by an earlier run on the same sources."""
 
 
 class MutationSection(_Model):

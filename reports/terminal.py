@@ -49,9 +49,10 @@ def _render_mutation(report: Report, console: Console) -> None:
         details.insert(0, f"{mutation.mutants_per_second:g} mutants/s")
     checked = mutation.type_check
     if checked is not None:
+        early = f", {checked.cached} checked ahead" if checked.cached else ""
         details.append(
             f"{checked.checker} rejected {checked.rejected} of {checked.checked} "
-            f"function mutants in {checked.duration:g}s: they never ran"
+            f"function mutants in {checked.duration:g}s{early}: they never ran"
         )
     console.print(
         f"mutation: {len(mutation.mutants)} mutants in {mutation.duration:g}s "

@@ -22,7 +22,7 @@ from auditor.mutation.compiler import Swap
 from auditor.mutation.protocol import JobResult
 from mutators.sites import Site
 
-_TABLES = ("results", "sites", "swaps", "probes")
+_TABLES = ("results", "sites", "swaps", "probes", "type_checks")
 _SCHEMA = """
 create table if not exists {table} (
     key text primary key,
@@ -136,6 +136,28 @@ class ResultCache:
 
     def put_probe(self, key: str, value: str) -> None:
         self._write("probes", key, value)
+
+    def get_type_checks(self, key: str) -> dict[str, str] | None:
+        """A file's type-checked mutants: each one's key and the error rejecting it."""
+        value = self._read("type_checks", key)
+        try:
+            found = None if value is None else json.loads(value)
+        except ValueError:
+            return None
+        return found if isinstance(found, dict) else None
+
+    def put_type_checks(self, key: str, verdicts: dict[str, str]) -> None:
+        self._write("type_checks", key, json.dumps(verdicts, sort_keys=True))
+
+    def keep_type_checks(self, prefix: str) -> None:
+        """Drop the type checks made of other sources, configurations or checkers."""
+        try:
+            self.connection.execute(
+                "delete from type_checks where substr(key, 1, ?) != ?", (len(prefix), prefix)
+            )
+            self.connection.commit()
+        except sqlite3.DatabaseError:
+            pass
 
     def get_sites(self, key: str) -> list[Site] | None:
         value = self._read("sites", key)

@@ -1,10 +1,14 @@
-"""Find the sources' mutation sites, and compile their mutants, while the baseline runs.
+"""Find the sources' mutation sites, compile their mutants and type-check them, while
+the baseline runs.
 
 Finding them is libcst's parse and visit of every source file, most of a first run's
-planning; compiling each mutant's function for the swap path is most of the rest.
-Neither needs the baseline. A helper process does both
-on the core the baseline leaves idle and writes them to the plan cache, where planning
-finds them as it does on a rerun. Any failure only means planning does the work itself.
+planning; compiling each mutant's function for the swap path is most of the rest; the
+project's type checker (`type_check`), where one applies, can take as long as both.
+None needs the baseline. A helper process does them on the core the baseline leaves
+idle and writes them to the cache, where planning finds them as it does on a rerun. The
+type check runs here only when the run's scope is the whole project (a diff or a shard
+needs a fraction of it, checked in the stage). Any failure only means the
+stage does the work itself.
 
     python -m auditor.mutation.early_sites  < {"root": ..., "files": [...], ...}
 """
@@ -24,6 +28,7 @@ from auditor.containment.launch import own_module
 if TYPE_CHECKING:  # the helper itself does without pydantic and its memory
     from auditor.config import AuditConfig
     from auditor.discovery.project import Project
+    from auditor.mutation.cache import ResultCache
 
 MIN_SOURCE_BYTES = 50_000
 """Less source than this is found in a fraction of the helper's own start-up."""
@@ -42,13 +47,16 @@ class EarlySites:
         if not config.mutation or not os.access(project.root / ".audit", os.W_OK):
             return cls()
         files = _uncached(project, config)
-        if sum(size for _, size in files) < MIN_SOURCE_BYTES:
+        checker = _early_checker(project, config)
+        if sum(size for _, size in files) < MIN_SOURCE_BYTES and checker is None:
             return cls()
         spec = {
             "root": str(project.root),
             "files": [str(path) for path, _ in files],
             "mutators": config.mutators,
             "disable": config.disable_mutators,
+            "type_check": checker,
+            "source_files": [str(path) for path in sorted(project.source_files)],
         }
         process = subprocess.Popen(
             own_module("auditor.mutation.early_sites"),
@@ -99,6 +107,50 @@ def _uncached(project: Project, config: AuditConfig) -> list[tuple[Path, int]]:
         cache.close()
 
 
+def _early_checker(project: Project, config: AuditConfig) -> str | None:
+    """The checker to run here: one applies, the scope is the whole project, and the
+    cache does not hold its verdicts on every source file yet."""
+    from auditor.errors import TypeCheckError
+    from auditor.mutation.cache import ResultCache
+    from auditor.mutation.type_check import chosen_checker, verdicts_key
+
+    if config.diff or config.shard:
+        return None
+    try:
+        checker = chosen_checker(config.type_check, project.root)
+    except TypeCheckError:
+        return None  # the stage says so
+    sources = sorted(project.source_files)
+    key = verdicts_key(checker, project.root, sources) if checker else None
+    if key is None:
+        return None
+    cache = ResultCache(project.root)
+    try:
+        cached = all(cache.get_type_checks(f"{key}:{path}") is not None for path in sources)
+    finally:
+        cache.close()
+    return None if cached else checker
+
+
+def _type_check(spec: dict, salt: str, cache: ResultCache) -> None:
+    """Check every function-body mutant of the sources and cache the verdicts."""
+    from auditor.errors import TypeCheckError
+    from auditor.mutation.keys import sites_key
+    from auditor.mutation.type_check import Checkable, check_and_keep
+
+    sources = [Path(path) for path in spec["source_files"]]
+    mutants = []
+    for path in sources:
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        sites = cache.get_sites(sites_key(salt, source)) or []
+        mutants += [Checkable(str(path), source, site) for site in sites if site.function]
+    with contextlib.suppress(TypeCheckError):  # the stage runs it again and says why
+        check_and_keep(spec["type_check"], mutants, Path(spec["root"]), sources, cache)
+
+
 def main() -> int:
     import libcst
 
@@ -123,6 +175,8 @@ def main() -> int:
             cache.put_sites(sites_key(salt, source), sites)
             release_freed_memory()  # the syntax tree's pages, back to the system
             compile_swaps(source, file, sites, swaps_salt(salt), cache)
+        if spec["type_check"]:
+            _type_check(spec, salt, cache)
     finally:
         cache.close()
     return 0

@@ -119,11 +119,7 @@ def _plan_scope(
     if only is not None:
         in_scope = [m for m in in_scope if m.id in only]
     type_checked = reject_ill_typed(
-        in_scope,
-        project.root,
-        list(project.source_files),
-        config.type_check,
-        project.root / ".audit" / "mypy-cache",
+        in_scope, project.root, list(project.source_files), config.type_check, cache
     )
     runnable = [m for m in in_scope if m.runnable]
     if config.sample:

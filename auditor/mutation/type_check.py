@@ -14,11 +14,18 @@ by mypy: ...".
 Only function-body mutants are checked (import-time code has no function to copy),
 and not those of property setters, deleters or overloads (a renamed copy would not mean
 the same).
+
+The check costs no wall time where it can run early: on a whole-project run the sites
+helper (`early_sites`) checks every function-body mutant on the core the baseline leaves
+idle, and the verdicts are cached under the checker, its version, the project's sources
+and its configuration; the stage then checks only what the cache does not hold.
 """
 
 from __future__ import annotations
 
 import configparser
+import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import re
@@ -30,10 +37,15 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from auditor.errors import TypeCheckError
-from auditor.mutation.plan import PlannedMutant
-from auditor.report import TypeCheckSummary
+from mutators.sites import Site
+
+if TYPE_CHECKING:  # the sites helper runs the check without planning or pydantic
+    from auditor.mutation.cache import ResultCache
+    from auditor.mutation.plan import PlannedMutant
+    from auditor.report import TypeCheckSummary
 
 CHECKERS = ("mypy", "pyright", "ty")
 _MYPY_ERROR = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?:\d+:)? error: (?P<message>.*)$")
@@ -80,31 +92,36 @@ def chosen_checker(setting: str, root: Path) -> str | None:
     return checker
 
 
+@dataclass(frozen=True)
+class Checkable:
+    """A function-body mutant as the checker sees it: its file, the file's text, the
+    site."""
+
+    file: str
+    source: str
+    site: Site
+
+    @property
+    def key(self) -> str:
+        return f"{self.site.start}:{self.site.end}:{self.site.replacement}"
+
+
 @dataclass
 class _Copy:
-    mutant: PlannedMutant
+    mutant: Checkable
     first_line: int
     last_line: int
     original_first_line: int
 
 
-def reject_ill_typed(
-    mutants: list[PlannedMutant],
-    root: Path,
-    source_files: list[Path],
-    setting: str,
-    cache_dir: Path,
-) -> TypeCheckSummary | None:
-    """Type-check the runnable function-body mutants; those the checker rejects get
-    status `CompileError` (in place). None when no checker applies."""
-    checker = chosen_checker(setting, root)
-    if checker is None:
-        return None
-    started = time.perf_counter()
-    by_file: dict[str, list[PlannedMutant]] = defaultdict(list)
+def type_errors(
+    checker: str, mutants: list[Checkable], root: Path, source_files: list[Path], cache_dir: Path
+) -> dict[str, dict[str, str]]:
+    """One checker run over `mutants`: by file, each checked mutant's key and the error
+    that rejects it ('' when none does). Setters, deleters and overloads are left out."""
+    by_file: dict[str, list[Checkable]] = defaultdict(list)
     for mutant in mutants:
-        if mutant.runnable and mutant.site.function:
-            by_file[mutant.abs_path].append(mutant)
+        by_file[mutant.file].append(mutant)
     copies: dict[str, list[_Copy]] = {}
     with tempfile.TemporaryDirectory(prefix="audit-typecheck-") as scratch:
         shadows = []
@@ -126,26 +143,112 @@ def reject_ill_typed(
         else:
             overlay = Path(scratch) / "overlay"
             errors = _run_on_overlay(checker, root, source_files, shadows, overlay)
-    rejected = 0
-    for path, placed in copies.items():
-        found = errors.get(path, [])
-        for copy in placed:
-            reason = _new_error(copy, found)
-            if reason:
-                copy.mutant.status = "CompileError"
-                copy.mutant.path = "none"
-                copy.mutant.status_reason = f"rejected by {checker}: {reason}"
-                rejected += 1
-    checked = sum(len(placed) for placed in copies.values())
+    return {
+        path: {copy.mutant.key: _new_error(copy, errors.get(path, [])) for copy in placed}
+        for path, placed in copies.items()
+    }
+
+
+def verdicts_key(checker: str, root: Path, source_files: list[Path]) -> str | None:
+    """What the checker's verdicts depend on: the checker and its version, every source
+    file, the project's configuration files; None when a file cannot be read."""
+    digest = hashlib.sha256(checker.encode())
+    try:
+        digest.update(importlib.metadata.version(checker).encode())
+        for path in sorted(source_files):
+            digest.update(str(path).encode() + b"\0" + path.read_bytes())
+        for name in _CONFIG_FILES:
+            if (root / name).is_file():
+                digest.update(name.encode() + b"\0" + (root / name).read_bytes())
+    except (OSError, importlib.metadata.PackageNotFoundError):
+        return None
+    return digest.hexdigest()
+
+
+_CONFIG_FILES = (
+    "pyproject.toml",
+    "setup.cfg",
+    "mypy.ini",
+    ".mypy.ini",
+    "pyrightconfig.json",
+    "ty.toml",
+)
+
+
+def check_and_keep(
+    checker: str,
+    mutants: list[Checkable],
+    root: Path,
+    source_files: list[Path],
+    cache: ResultCache,
+) -> tuple[dict[str, dict[str, str]], int]:
+    """The verdicts on `mutants`: the cached ones, and one checker run for the rest,
+    cached in turn (by file); and how many the checker ran on."""
+    key = verdicts_key(checker, root, source_files)
+    if key:
+        cache.keep_type_checks(f"{key}:")
+    known: dict[str, dict[str, str]] = {}
+    missing = []
+    for mutant in mutants:
+        if mutant.file not in known:
+            known[mutant.file] = (
+                cache.get_type_checks(f"{key}:{mutant.file}") if key else None
+            ) or {}
+        if mutant.key not in known[mutant.file]:
+            missing.append(mutant)
+    if missing:
+        for path, found in type_errors(
+            checker, missing, root, source_files, root / ".audit" / "mypy-cache"
+        ).items():
+            known[path].update(found)
+            if key:
+                cache.put_type_checks(f"{key}:{path}", known[path])
+    return known, len(missing)
+
+
+def reject_ill_typed(
+    mutants: list[PlannedMutant],
+    root: Path,
+    source_files: list[Path],
+    setting: str,
+    cache: ResultCache,
+) -> TypeCheckSummary | None:
+    """Type-check the runnable function-body mutants; those the checker rejects get
+    status `CompileError` (in place). None when no checker applies."""
+    from auditor.report import TypeCheckSummary
+
+    checker = chosen_checker(setting, root)
+    if checker is None:
+        return None
+    started = time.perf_counter()
+    candidates = {
+        id(mutant): Checkable(mutant.abs_path, mutant.source, mutant.site)
+        for mutant in mutants
+        if mutant.runnable and mutant.site.function
+    }
+    verdicts, fresh = check_and_keep(checker, list(candidates.values()), root, source_files, cache)
+    checked = rejected = 0
+    for mutant in mutants:
+        candidate = candidates.get(id(mutant))
+        reason = verdicts.get(candidate.file, {}).get(candidate.key) if candidate else None
+        if reason is None:
+            continue  # not checked: a setter, deleter or overload
+        checked += 1
+        if reason:
+            mutant.status = "CompileError"
+            mutant.path = "none"
+            mutant.status_reason = f"rejected by {checker}: {reason}"
+            rejected += 1
     return TypeCheckSummary(
         checker=checker,
         checked=checked,
         rejected=rejected,
         duration=round(time.perf_counter() - started, 3),
+        cached=checked - min(fresh, checked),
     )
 
 
-def _skipped(mutant: PlannedMutant, starts: list[int]) -> bool:
+def _skipped(mutant: Checkable, starts: list[int]) -> bool:
     start = starts[mutant.site.function_first_line - 1]
     head = mutant.source[start : mutant.source.find("def ", start) + 4]
     return bool(_SKIPPED_DECORATORS.search(head))
@@ -157,11 +260,11 @@ def _line_starts(source: str) -> list[int]:
 
 
 def _with_copies(
-    source: str, starts: list[int], mutants: list[PlannedMutant]
+    source: str, starts: list[int], mutants: list[Checkable]
 ) -> tuple[str, list[_Copy]]:
     """The source with each mutant's renamed function copy right after the function,
     and where each copy lies (1-based lines in the returned text)."""
-    by_function: dict[int, list[PlannedMutant]] = defaultdict(list)
+    by_function: dict[int, list[Checkable]] = defaultdict(list)
     for mutant in mutants:
         by_function[mutant.site.function_end].append(mutant)
     parts, placed, position, line = [], [], 0, 1
@@ -175,7 +278,7 @@ def _with_copies(
         if not before.endswith("\n"):
             parts.append("\n")
             line += 1
-        for mutant in sorted(group, key=lambda m: m.id):
+        for mutant in sorted(group, key=lambda m: (m.site.start, m.site.end, m.key)):
             text = _renamed(_mutated_function(source, mutant, start), mutant, len(placed))
             text = text if text.endswith("\n") else text + "\n"
             parts.append(text)
@@ -187,12 +290,12 @@ def _with_copies(
     return "".join(parts), placed
 
 
-def _mutated_function(source: str, mutant: PlannedMutant, start: int) -> str:
+def _mutated_function(source: str, mutant: Checkable, start: int) -> str:
     site = mutant.site
     return source[start : site.start] + site.replacement + source[site.end : site.function_end]
 
 
-def _renamed(text: str, mutant: PlannedMutant, number: int) -> str:
+def _renamed(text: str, mutant: Checkable, number: int) -> str:
     name = mutant.site.function.rpartition(".")[2]
     return re.sub(rf"\bdef\s+{re.escape(name)}\b", f"def _audit_mutant_{number}", text, count=1)
 

@@ -123,3 +123,37 @@ def test_a_crashing_type_checker_is_a_one_line_error(typed_shop):
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("audit: type-check: mypy failed on ")
     assert line.endswith("(--type-check off skips it)")
+
+
+@pytest.mark.parametrize("checker", ["mypy", "ty"])
+def test_a_whole_project_run_type_checks_while_the_baseline_runs(audited_with, checker):
+    _, report = audited_with(checker)
+    summary = report.mutation.type_check
+    assert summary.checked > summary.rejected > 0
+    assert summary.cached == summary.checked
+
+
+def test_a_rerun_of_the_same_sources_checks_nothing_again(audited_with):
+    root, first = audited_with("mypy")
+    again = _audit(root, "--type-check", "mypy").mutation.type_check
+    assert (again.checked, again.rejected, again.cached) == (
+        first.mutation.type_check.checked,
+        first.mutation.type_check.rejected,
+        first.mutation.type_check.checked,
+    )
+
+
+def test_a_shard_checks_its_own_mutants_in_the_stage(typed_shop):
+    whole = _audit(typed_shop, "--type-check", "mypy", "--sample", "1").mutation.type_check
+    shard = _audit(typed_shop, "--shard", "1/3").mutation.type_check
+    assert 0 < shard.checked < whole.checked
+    assert shard.cached == shard.checked  # the whole run checked them ahead
+
+
+def test_a_changed_source_is_checked_again(typed_shop):
+    _audit(typed_shop, "--shard", "1/3")
+    cart = typed_shop / "shop" / "cart.py"
+    cart.write_text(cart.read_text() + "\n\nEXTRA = 1\n")
+    summary = _audit(typed_shop, "--shard", "1/3").mutation.type_check
+    assert summary.checked > 0
+    assert summary.cached == 0
