@@ -475,8 +475,10 @@ def _read_until(
         if past is not None or child.memory.exceeded:
             original = timed_original() if timed_original is not None else None
             timed_original = None
-            if original is not None and child.allow(original):
-                continue
+            if original is not None:
+                if child.allow(original):
+                    continue
+                past = child.past_allowance()  # what it ran past of the new allowance
             return b"".join(chunks), past
         ready, _, _ = select.select([fd], [], [], MEMORY_POLL_SECONDS)
         if not ready:

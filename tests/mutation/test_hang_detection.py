@@ -6,7 +6,7 @@ import time
 
 from auditor.containment.cpu import cpu_seconds
 from auditor.containment.memory import MemoryWatch, resident_bytes
-from auditor.mutation.protocol import Job, TestBudget, wall_allowed
+from auditor.mutation.protocol import Job, OriginalCost, TestBudget, wall_allowed
 from auditor.mutation.runner import _read_until, _Watched
 
 
@@ -93,3 +93,30 @@ def test_a_hang_in_a_quick_test_is_stopped_at_that_test_s_cost_not_the_job_s():
     os.close(read_end)
     assert past == "more than 0.13s of CPU time"
     assert used < 1.0
+
+
+def test_a_child_past_what_the_original_took_too_is_stopped_at_the_larger_allowance():
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        os.write(write_end, b'{"start": "t.py::test_quick"}\n')
+        _spin()
+    os.close(write_end)
+    job = Job(
+        id="m",
+        path="swap",
+        file="f.py",
+        module_name="f",
+        tests=["t.py::test_quick"],
+        timeout=0.13,
+        timeout_factor=3.0,
+        timeout_constant=0.1,
+    )
+    watched = _Watched(pid, TestBudget(job, baseline=(0.01,)), MemoryWatch(pid, 0, 4096))
+    timed = OriginalCost(cpu=(0.1,), growth_mb=0.0)
+    _, past = _read_until(read_end, watched, lambda: timed)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    os.close(read_end)
+    assert past == "more than 0.40s of CPU time"
