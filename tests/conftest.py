@@ -241,10 +241,11 @@ def stable(report: dict) -> dict:
     mutation = report["mutation"]
     if mutation is not None:
         varying = ("duration", "mutants_per_second", "cache_hits", "overhead_ms")
-        for key in (*varying, "child_overhead_ms"):
+        for key in (*varying, "child_overhead_ms", "floor_seconds"):
             mutation.pop(key)
         if mutation["type_check"] is not None:
             mutation["type_check"].pop("duration")
+            mutation["type_check"].pop("cached")
         for mutant in mutation["mutants"]:
             mutant.pop("duration")
             mutant.pop("cached")
