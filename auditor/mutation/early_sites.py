@@ -126,19 +126,25 @@ def _early_checker(project: Project, config: AuditConfig) -> str | None:
         return None
     cache = ResultCache(project.root)
     try:
-        cached = all(cache.get_type_checks(f"{key}:{path}") is not None for path in sources)
+        cached = cache.get_type_checks(_all_checked(key)) is not None
     finally:
         cache.close()
     return None if cached else checker
+
+
+def _all_checked(key: str) -> str:
+    """Where the helper notes that it checked every mutant of the sources `key` digests."""
+    return f"{key}:all"
 
 
 def _type_check(spec: dict, salt: str, cache: ResultCache) -> None:
     """Check every function-body mutant of the sources and cache the verdicts."""
     from auditor.errors import TypeCheckError
     from auditor.mutation.keys import sites_key
-    from auditor.mutation.type_check import Checkable, check_and_keep
+    from auditor.mutation.type_check import Checkable, check_and_keep, verdicts_key
 
     sources = [Path(path) for path in spec["source_files"]]
+    key = verdicts_key(spec["type_check"], Path(spec["root"]), sources)
     mutants = []
     for path in sources:
         try:
@@ -149,6 +155,8 @@ def _type_check(spec: dict, salt: str, cache: ResultCache) -> None:
         mutants += [Checkable(str(path), source, site) for site in sites if site.function]
     with contextlib.suppress(TypeCheckError):  # the stage runs it again and says why
         check_and_keep(spec["type_check"], mutants, Path(spec["root"]), sources, cache)
+        if key is not None:
+            cache.put_type_checks(_all_checked(key), {})
 
 
 def main() -> int:
