@@ -66,7 +66,9 @@ def test_the_wall_backstop_follows_the_cpu_allowance():
     assert wall_allowed(0.4) > 3 * 0.4
 
 
-def test_a_hang_in_a_quick_test_is_stopped_at_that_test_s_cost_not_the_job_s():
+def _spinning_in_a_test() -> tuple[int, int]:
+    """A forked process that reports a test's start, as a mutant's child does, and then
+    computes forever."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -74,49 +76,43 @@ def test_a_hang_in_a_quick_test_is_stopped_at_that_test_s_cost_not_the_job_s():
         os.write(write_end, b'{"start": "t.py::test_quick"}\n')
         _spin()
     os.close(write_end)
-    job = Job(
-        id="m",
-        path="swap",
-        file="f.py",
-        module_name="f",
-        tests=["t.py::test_quick", "t.py::test_slow"],
-        timeout=3.0 * 5.01 + 0.1,
-        timeout_factor=3.0,
-        timeout_constant=0.1,
-    )
-    budget = TestBudget(job, baseline=(0.01, 5.0))
+    return pid, read_end
+
+
+def _stopped(budget: TestBudget, original: OriginalCost | None = None) -> tuple[str | None, float]:
+    """What a spinning child ran past under `budget`, and the CPU it had used then."""
+    pid, read_end = _spinning_in_a_test()
     watched = _Watched(pid, budget, MemoryWatch(pid, resident_bytes(pid), 512))
-    _, past = _read_until(read_end, watched)
+    _, past = _read_until(read_end, watched, (lambda: original) if original else None)
     used = cpu_seconds(pid)
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     os.close(read_end)
+    return past, used
+
+
+def _per_test_job(tests: int, timeout: float) -> Job:
+    names = ["t.py::test_quick", "t.py::test_slow"][:tests]
+    return Job(
+        id="m",
+        path="swap",
+        file="f.py",
+        module_name="f",
+        tests=names,
+        timeout=timeout,
+        timeout_factor=3.0,
+        timeout_constant=0.1,
+    )
+
+
+def test_a_hang_in_a_quick_test_is_stopped_at_that_test_s_cost_not_the_job_s():
+    job = _per_test_job(tests=2, timeout=3.0 * 5.01 + 0.1)
+    past, used = _stopped(TestBudget(job, baseline=(0.01, 5.0)))
     assert past == "more than 0.13s of CPU time"
     assert used < 1.0
 
 
 def test_a_child_past_what_the_original_took_too_is_stopped_at_the_larger_allowance():
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        os.write(write_end, b'{"start": "t.py::test_quick"}\n')
-        _spin()
-    os.close(write_end)
-    job = Job(
-        id="m",
-        path="swap",
-        file="f.py",
-        module_name="f",
-        tests=["t.py::test_quick"],
-        timeout=0.13,
-        timeout_factor=3.0,
-        timeout_constant=0.1,
-    )
-    watched = _Watched(pid, TestBudget(job, baseline=(0.01,)), MemoryWatch(pid, 0, 4096))
-    timed = OriginalCost(cpu=(0.1,), growth_mb=0.0)
-    _, past = _read_until(read_end, watched, lambda: timed)
-    os.kill(pid, 9)
-    os.waitpid(pid, 0)
-    os.close(read_end)
+    budget = TestBudget(_per_test_job(tests=1, timeout=0.13), baseline=(0.01,))
+    past, _ = _stopped(budget, OriginalCost(cpu=(0.1,), growth_mb=0.0))
     assert past == "more than 0.40s of CPU time"
