@@ -419,3 +419,20 @@ def test_a_survivor_no_probe_input_runs_is_not_shown_rather_than_likely_equivale
     witness = constructed("_label", "return name.title() -> return None")
     assert witness["status"] == "not_shown"
     assert "ran the mutated line" in witness["reason"]
+
+
+def test_an_endless_iterator_the_tests_passed_is_not_drained_to_build_its_strategy(tmp_path):
+    root = _project(
+        tmp_path / "endless",
+        """
+        def first(values):
+            return next(iter(values))
+        """,
+        "import itertools\n\nfrom pkg.core import first\n\n"
+        "def test_first():\n    assert first(itertools.count(3)) == 3\n",
+    )
+    out = tmp_path / "endless.json"
+    result = run_audit("tests", "-q", "--no-mutation", "--json", str(out), cwd=root)
+    assert result.returncode == 0, result.stderr
+    (function,) = json.loads(out.read_text())["probes"]["functions"]
+    assert (function["status"], function["reason"]) == ("probed", "")
