@@ -22,6 +22,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from auditor.probes.edges import edge_values
+from auditor.probes.hangs import guarded_call
 from auditor.probes.outcomes import Outcome, equal, short_repr
 from auditor.probes.protocol import TargetSpec
 from auditor.probes.strategies import (
@@ -363,26 +364,43 @@ class Subject:
                 return tracer
             return None
 
-        previous = signal.signal(signal.SIGALRM, _on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, timeout)
-        if trace_lines:
-            sys.settrace(tracer)
-        try:
-            value = target(*positional, **keyword)
-            outcome = Outcome("returned", value=value)
-        except CallTimeout:
+        with guarded_call(timeout) as make:
+            outcome = (
+                self._call(target, positional, keyword, timeout, tracer if trace_lines else None)
+                if make
+                else Outcome("hung")
+            )
+        if outcome.kind == "hung":
             self.hangs += 1
-            outcome = Outcome("hung")
-        except Exception as error:
-            outcome = self._raised(error)
-        finally:
-            if trace_lines:
-                sys.settrace(None)
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
         outcome.after = {name: value for name, value in example.items() if _is_mutable(value)}
         outcome.lines = frozenset(lines)
         return outcome
+
+    def _call(
+        self,
+        target: Any,
+        positional: list[Any],
+        keyword: dict[str, Any],
+        timeout: float,
+        tracer: Any,
+    ) -> Outcome:
+        """Make the call, stopped by SIGALRM after `timeout` seconds; `tracer` (when given)
+        sees its lines."""
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        if tracer is not None:
+            sys.settrace(tracer)
+        try:
+            return Outcome("returned", value=target(*positional, **keyword))
+        except CallTimeout:
+            return Outcome("hung")
+        except Exception as error:
+            return self._raised(error)
+        finally:
+            if tracer is not None:
+                sys.settrace(None)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
     def _raised(self, error: BaseException) -> Outcome:
         traceback: TracebackType | None = error.__traceback__

@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING
 
 from auditor.containment import wire
 from auditor.containment.memory import address_space_bytes
+from auditor.probes import hangs
 from auditor.probes.protocol import (
     FunctionResult,
     ProbeSpec,
@@ -38,7 +39,33 @@ if TYPE_CHECKING:  # imported once the probe process is set up (`main`)
 
 
 def _run_forked(work: Callable[[], object], budget: float) -> tuple[str | None, str]:
-    """(JSON result, '') or (None, why it has none)."""
+    """(JSON result, '') or (None, why it has none). A call that hangs inside C, where its
+    timeout cannot stop it, ends the child; the work then runs again with that call
+    counted as hung (`hangs`), within the same budget."""
+    deadline = time.monotonic() + budget
+    hung: set[int] = set()
+    while True:
+        numbers = hangs.CallNumbers()
+        try:
+            text, why, status = _fork_once(work, budget, deadline, numbers, frozenset(hung))
+            if not hangs.hung_in_c(status):
+                return text, why
+            hung.add(numbers.started - 1)
+        finally:
+            numbers.close()
+        if len(hung) > hangs.RERUNS:
+            return None, f"{len(hung)} calls hung inside C code, where no timeout stops them"
+
+
+def _fork_once(
+    work: Callable[[], object],
+    budget: float,
+    deadline: float,
+    numbers: hangs.CallNumbers,
+    hung: frozenset[int],
+) -> tuple[str | None, str, int]:
+    """One run of `work` in a forked child: its result or why it has none, and its wait
+    status."""
     from auditor.containment.sandbox import limit_resources
 
     read_end, write_end = os.pipe()
@@ -56,6 +83,7 @@ def _run_forked(work: Callable[[], object], budget: float) -> tuple[str | None, 
             # the probes' allowance beyond the parent's.
             allowed = address_space_bytes() // 2**20 + _growth_limit_mb
             limit_resources(min(_memory_limit_mb, allowed), cpu_seconds=math.ceil(budget) + 2)
+            hangs.number_calls(numbers, hung)
             data = wire.encode(work()).encode()
             view = memoryview(data)
             while view:
@@ -69,7 +97,6 @@ def _run_forked(work: Callable[[], object], budget: float) -> tuple[str | None, 
             os._exit(code)
     os.close(write_end)
     chunks: list[bytes] = []
-    deadline = time.monotonic() + budget
     timed_out = False
     while True:
         left = deadline - time.monotonic()
@@ -90,15 +117,15 @@ def _run_forked(work: Callable[[], object], budget: float) -> tuple[str | None, 
                 os.kill(target, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     if timed_out:
-        return None, f"time budget of {budget:g}s exceeded"
+        return None, f"time budget of {budget:g}s exceeded", status
     text = b"".join(chunks).decode("utf-8", "replace")
     if os.WIFSIGNALED(status):
-        return None, f"the probe crashed ({signal.Signals(os.WTERMSIG(status)).name})"
+        return None, f"the probe crashed ({signal.Signals(os.WTERMSIG(status)).name})", status
     if text.startswith('{"error"'):
-        return None, json.loads(text)["error"]
+        return None, json.loads(text)["error"], status
     if not text:
-        return None, "the probe exited without a result"
-    return text, ""
+        return None, "the probe exited without a result", status
+    return text, "", status
 
 
 def _warm_hypothesis() -> None:

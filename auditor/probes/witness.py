@@ -29,6 +29,7 @@ from auditor.containment import wire
 from auditor.mutation.mutant import FunctionIndex, MutantSources, PreparedMutant
 from auditor.mutation.swap import SwapError
 from auditor.probes.calls import CallTimeout, Example, Subject, _on_alarm
+from auditor.probes.hangs import guarded_call
 from auditor.probes.outcomes import Outcome, equal, same
 from auditor.probes.protocol import ProbeSpec, SurvivorSpec
 from auditor.probes.reach import FileLines, States, watching
@@ -312,15 +313,18 @@ def _passes(test: str, name: str, spec: ProbeSpec) -> bool:
 
 
 def _timed(run: Callable[[], BaseException | None], seconds: float) -> BaseException | None:
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        return run()
-    except CallTimeout as timeout:
-        return timeout
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    with guarded_call(seconds) as make:
+        if not make:
+            return CallTimeout()
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return run()
+        except CallTimeout as timeout:
+            return timeout
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 def witnesses_for_group(

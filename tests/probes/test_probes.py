@@ -421,6 +421,68 @@ def test_a_survivor_no_probe_input_runs_is_not_shown_rather_than_likely_equivale
     assert "ran the mutated line" in witness["reason"]
 
 
+STUCK_IN_C = """
+import collections
+
+
+def tail(n: int) -> int:
+    '''The last of range(n), -1 when it is empty.'''
+    values = range(n)
+    if getattr(values, "__reversed__", None):
+        return next(reversed(values), -1)
+    return collections.deque(values, maxlen=1)[-1] if n > 0 else -1
+
+
+def drain(n: int) -> int:
+    return collections.deque(range(n), maxlen=1)[-1] if n > 0 else -1
+"""
+
+
+@pytest.fixture(scope="module")
+def stuck_in_c(tmp_path_factory):
+    """An audit of functions whose loops run inside C, where no SIGALRM handler runs."""
+    root = _project(
+        tmp_path_factory.mktemp("stuck") / "stuck",
+        STUCK_IN_C,
+        """
+        from pkg.core import drain, tail
+
+        def test_tail():
+            assert tail(3) == 2
+
+        def test_drain():
+            assert drain(3) == 2
+        """,
+    )
+    out = root / "report.json"
+    result = run_audit("tests", "-q", "--json", str(out), cwd=root)
+    assert result.returncode == 0, result.stderr
+    return json.loads(out.read_text())
+
+
+def test_a_call_stuck_inside_c_is_reported_as_a_hang_of_its_function(stuck_in_c):
+    # deque(range(2**63)) never returns to the interpreter: only its CPU timer ends it.
+    functions = {f["function"]: f for f in stuck_in_c["probes"]["functions"]}
+    assert functions["drain"]["status"] == "probed"
+    (crash,) = _findings(stuck_in_c, "unhandled_crash", "drain")
+    assert crash["message"] == "hangs: no return within 0.5s"
+    assert crash["input"].startswith("drain(")
+
+
+def test_a_mutant_stuck_inside_c_on_an_input_is_witnessed_by_that_input(stuck_in_c):
+    # Without `__reversed__`, tail() walks the whole range inside C.
+    (mutant,) = [
+        m
+        for m in stuck_in_c["mutation"]["mutants"]
+        if (m["function"], m["description"]) == ("tail", '"__reversed__" wrapped in XX')
+    ]
+    assert mutant["status"] == "Survived"
+    (witness,) = [w for w in stuck_in_c["probes"]["witnesses"] if w["mutant_id"] == mutant["id"]]
+    assert witness["status"] == "found"
+    assert witness["mutant"] == "did not return (timed out)"
+    assert witness["test"]  # checked: it fails on the mutant, passes on the original
+
+
 def test_an_endless_iterator_the_tests_passed_is_not_drained_to_build_its_strategy(tmp_path):
     root = _project(
         tmp_path / "endless",

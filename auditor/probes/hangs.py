@@ -1,0 +1,86 @@
+"""Calls that hang where no signal handler can stop them.
+
+A probe's call timeout is a SIGALRM whose handler raises between two bytecodes. A loop
+inside C never gets back to the interpreter (`deque(range(10**18), maxlen=1)`, a
+backtracking regular expression, `sum` over a huge range), so the handler never runs and
+only the forked probe's whole time budget ends it, with every result of that probe lost.
+
+So each call a forked probe makes is numbered, in memory its parent shares, and also
+gets a CPU-time timer whose signal nothing handles (SIGPROF: the kernel ends the
+process). The parent then knows which call was running and runs the work again, that
+call counted as hung without being made. The work is deterministic (derandomized inputs,
+the same calls in the same order), so the n-th call of the rerun is the same call."""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import signal
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+RERUNS = 4
+"""Runs of one piece of work after calls hung in C, at most: each run repeats the calls
+before the hung one."""
+
+
+class CallNumbers:
+    """The number of calls a forked process started, in memory shared with its parent."""
+
+    def __init__(self) -> None:
+        self._memory = mmap.mmap(-1, 8)  # anonymous and shared: the fork writes, we read
+
+    @property
+    def started(self) -> int:
+        return int(struct.unpack_from("q", self._memory)[0])
+
+    def start_one(self) -> int:
+        number = self.started
+        struct.pack_into("q", self._memory, 0, number + 1)
+        return number
+
+    def close(self) -> None:
+        self._memory.close()
+
+
+@dataclass(frozen=True)
+class _Numbering:
+    numbers: CallNumbers
+    hung: frozenset[int]
+    """Calls that hung inside C in earlier runs of the same work."""
+
+
+_numbering: _Numbering | None = None
+
+
+def number_calls(numbers: CallNumbers, hung: frozenset[int]) -> None:
+    """In a forked process, before its work: number its calls in `numbers`."""
+    global _numbering
+    _numbering = _Numbering(numbers, hung)
+    signal.signal(signal.SIGPROF, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def guarded_call(timeout: float) -> Iterator[bool]:
+    """Around one call that has `timeout` seconds: yields whether to make it (not when it
+    hung inside C in an earlier run). A call still busy when it has used its timeout in
+    CPU time (the SIGALRM comes first otherwise: a single thread's CPU time runs no
+    faster than the clock) is stuck where the SIGALRM cannot reach: the process ends."""
+    if _numbering is None:  # not in a forked probe: nothing would run the work again
+        yield True
+        return
+    if _numbering.numbers.start_one() in _numbering.hung:
+        yield False
+        return
+    signal.setitimer(signal.ITIMER_PROF, timeout + 0.05)
+    try:
+        yield True
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+
+
+def hung_in_c(status: int) -> bool:
+    """Whether a forked probe's wait status says a call's CPU timer ended it."""
+    return os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGPROF
