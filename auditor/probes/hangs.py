@@ -26,6 +26,12 @@ RERUNS = 4
 before the hung one."""
 
 
+SHORTEST_CPU_SECONDS = 0.5
+"""CPU time a call with a shorter timeout still gets before it counts as stuck in C: most
+loops in C that end (an allocation up to the memory limit) end within it, and waiting
+for one costs less than running the work again."""
+
+
 class CallNumbers:
     """The number of calls a forked process started, in memory shared with its parent."""
 
@@ -67,14 +73,15 @@ def guarded_call(timeout: float) -> Iterator[bool]:
     """Around one call that has `timeout` seconds: yields whether to make it (not when it
     hung inside C in an earlier run). A call still busy when it has used its timeout in
     CPU time (the SIGALRM comes first otherwise: a single thread's CPU time runs no
-    faster than the clock) is stuck where the SIGALRM cannot reach: the process ends."""
+    faster than the clock), or `SHORTEST_CPU_SECONDS`, is stuck where the SIGALRM cannot
+    reach: the process ends."""
     if _numbering is None:  # not in a forked probe: nothing would run the work again
         yield True
         return
     if _numbering.numbers.start_one() in _numbering.hung:
         yield False
         return
-    signal.setitimer(signal.ITIMER_PROF, timeout + 0.05)
+    signal.setitimer(signal.ITIMER_PROF, max(timeout + 0.05, SHORTEST_CPU_SECONDS))
     try:
         yield True
     finally:

@@ -1,0 +1,47 @@
+"""Calls stuck inside C, where a call's SIGALRM cannot stop them: a forked probe is ended
+by the call's CPU timer and runs again with that call counted as hung, not made."""
+
+from __future__ import annotations
+
+import collections
+import json
+
+from auditor.probes.child import _run_forked
+from auditor.probes.hangs import guarded_call
+
+STUCK = 10**18
+"""deque(range(STUCK), maxlen=1) walks the range inside C for years."""
+
+
+def _calls(lengths: list[int], timeout: float = 0.05) -> list[bool]:
+    """In the fork: which calls were made, each draining range(length) inside C."""
+    made = []
+    for length in lengths:
+        with guarded_call(timeout) as make:
+            if make:
+                collections.deque(range(length), maxlen=1)
+            made.append(make)
+    return made
+
+
+def test_a_call_stuck_inside_c_is_counted_hung_and_the_calls_after_it_are_made():
+    text, why = _run_forked(lambda: _calls([10, STUCK, 10]), budget=10)
+    assert why == ""
+    assert json.loads(text or "") == [True, False, True]
+
+
+def test_a_call_that_ends_inside_c_soon_after_its_timeout_is_made():
+    # 20 million items inside C take ~0.16 s: past a 50 ms timeout, well within the CPU
+    # time a call gets before it counts as stuck; waiting is cheaper than a rerun.
+    text, _ = _run_forked(lambda: _calls([2 * 10**7]), budget=10)
+    assert json.loads(text or "") == [True]
+
+
+def test_work_with_too_many_calls_stuck_inside_c_ends_with_the_reason():
+    text, why = _run_forked(lambda: _calls([STUCK] * 6), budget=30)
+    assert text is None
+    assert why == "5 calls hung inside C code, where no timeout stops them"
+
+
+def test_outside_a_forked_probe_every_call_is_made_without_a_cpu_timer():
+    assert _calls([10, 10]) == [True, True]
