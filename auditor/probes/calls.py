@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from auditor.probes.edges import edge_values
 from auditor.probes.hangs import guarded_call
-from auditor.probes.outcomes import Outcome, equal, short_repr
+from auditor.probes.outcomes import Outcome, drained, equal, short_repr
 from auditor.probes.protocol import TargetSpec
 from auditor.probes.strategies import (
     allows_none,
@@ -391,7 +391,7 @@ class Subject:
         if tracer is not None:
             sys.settrace(tracer)
         try:
-            return Outcome("returned", value=target(*positional, **keyword))
+            return Outcome("returned", value=drained(target(*positional, **keyword)))
         except CallTimeout:
             return Outcome("hung")
         except Exception as error:

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from auditor.probes.calls import Example, Subject
-from auditor.probes.outcomes import Outcome, by_identity, equal
+from auditor.probes.outcomes import DRAINED_ITEMS, Drained, Outcome, by_identity, equal
 
 
 class NoLiteral(Exception):
@@ -125,6 +125,10 @@ def render(
     elif expected.kind == "returned":
         if check_state and expected.value is None:
             body.append(call)
+        elif isinstance(expected.value, Drained):
+            if expected.value.more:
+                raise NoLiteral(f"it yields more than {DRAINED_ITEMS} items")
+            body.append(f"assert list({call}) == {literal(list(expected.value.items))}")
         elif by_identity(expected.value, "__eq__"):  # what it built, attribute by attribute
             body.append(f"assert vars({call}) == {literal(vars(expected.value))}")
         else:

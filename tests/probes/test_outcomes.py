@@ -1,8 +1,9 @@
 """When two calls behaved the same as far as a test could tell."""
 
 import functools
+import itertools
 
-from auditor.probes.outcomes import Outcome, equal, same
+from auditor.probes.outcomes import Outcome, drained, equal, same
 
 
 def _hook(fn=None, *, pass_collection: bool = False):
@@ -64,3 +65,41 @@ def test_exceptions_with_the_same_attributes_and_another_message_differ():
     # tells them apart, so the probes must too.
     assert not equal(_OutOfStock("pear", 5), _OutOfStock("pear", 5, message=False))
     assert equal(_OutOfStock("pear", 5), _OutOfStock("pear", 5))
+
+
+def _yielding(*items):
+    yield from items
+
+
+def _returned(value) -> Outcome:
+    return Outcome("returned", value=drained(value))
+
+
+def test_two_generators_yielding_the_same_items_behave_the_same():
+    # As returned, two generator objects compare by identity: every mutant of a
+    # generator would pass for told apart on every input.
+    assert same(_returned(_yielding(1, 2)), _returned(_yielding(1, 2)))
+
+
+def test_generators_yielding_other_items_differ_and_say_what_they_yield():
+    original, mutant = _returned(_yielding(0, 2)), _returned(_yielding(1, 3))
+    assert not same(original, mutant)
+    assert (original.describe(), mutant.describe()) == (
+        "returns <generator yielding [0, 2]>",
+        "returns <generator yielding [1, 3]>",
+    )
+
+
+def test_an_endless_iterator_is_compared_on_its_first_items():
+    assert same(_returned(itertools.count(0)), _returned(itertools.count(0)))
+    assert not same(_returned(itertools.count(0)), _returned(itertools.count(1)))
+
+
+def test_the_groups_of_a_groupby_are_drained_with_it():
+    assert not same(_returned(itertools.groupby("aab")), _returned(itertools.groupby("abb")))
+
+
+def test_two_plain_object_sentinels_are_the_same_behaviour():
+    # more-itertools' last(iterable, default) returns the default it was given: each
+    # call gets its own copy of the input, so the two sentinels differ only by identity.
+    assert same(Outcome("returned", value=object()), Outcome("returned", value=object()))

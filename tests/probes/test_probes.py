@@ -498,3 +498,22 @@ def test_an_endless_iterator_the_tests_passed_is_not_drained_to_build_its_strate
     assert result.returncode == 0, result.stderr
     (function,) = json.loads(out.read_text())["probes"]["functions"]
     assert (function["status"], function["reason"]) == ("probed", "")
+
+
+def test_a_mutant_of_a_generator_is_told_apart_by_what_it_yields(tmp_path):
+    root = _project(
+        tmp_path / "gen",
+        """
+        def evens(n: int):
+            for i in range(n):
+                if i % 2 == 0:
+                    yield i
+        """,
+        "from pkg.core import evens\n\ndef test_evens():\n    assert len(list(evens(4))) == 2\n",
+    )
+    witness = _witnesses_of(root)
+    changed = witness("evens", "== -> !=")
+    assert changed["status"] == "found"
+    assert changed["original"].startswith("returns <generator yielding [")
+    assert changed["original"] != changed["mutant"]
+    assert changed["test"].count("assert list(evens(") == 1
