@@ -23,8 +23,9 @@ CRASH_TYPES: tuple[type[BaseException], ...] = (
 purpose (a `raise` statement in the project, or the docstring's Raises)."""
 
 
-DRAINED_ITEMS = 50
-"""Items taken from an iterator a call returns: what a test that lists them would see."""
+DRAINED_ITEMS = 10
+"""Items taken from an iterator a call returns, as a test listing them would see them:
+enough to tell most changes apart, and each item is work the call does."""
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,8 @@ class Drained:
     """It yields more than `items`."""
 
     def __repr__(self) -> str:
-        shown = ", ".join(short_repr(item, 60) for item in self.items[:10])
-        more = ", ..." if self.more or len(self.items) > 10 else ""
+        shown = ", ".join(short_repr(item, 60) for item in self.items)
+        more = ", ..." if self.more else ""
         return f"<{self.kind} yielding [{shown}{more}]>"
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import re
 from typing import Any
 
 from auditor.probes.calls import Example, Subject
-from auditor.probes.outcomes import DRAINED_ITEMS, Drained, Outcome, by_identity, equal
+from auditor.probes.outcomes import Drained, Outcome, by_identity, equal
 
 
 class NoLiteral(Exception):
@@ -126,9 +127,7 @@ def render(
         if check_state and expected.value is None:
             body.append(call)
         elif isinstance(expected.value, Drained):
-            if expected.value.more:
-                raise NoLiteral(f"it yields more than {DRAINED_ITEMS} items")
-            body.append(f"assert list({call}) == {literal(list(expected.value.items))}")
+            body.append(_yields(call, expected.value, literal))
         elif by_identity(expected.value, "__eq__"):  # what it built, attribute by attribute
             body.append(f"assert vars({call}) == {literal(vars(expected.value))}")
         else:
@@ -144,6 +143,16 @@ def render(
     lines = [*header, "", "", f"def {name}():", f'    """{docstring}"""']
     lines += [f"    {line}" for line in body]
     return "\n".join(lines) + "\n"
+
+
+def _yields(call: str, value: Drained, literal: Literals) -> str:
+    """The assertion on what a returned iterator yields: its first items, when it has
+    more."""
+    items = literal(list(value.items))
+    if not value.more:
+        return f"assert list({call}) == {items}"
+    literal.types.add(itertools.islice)
+    return f"assert list(islice({call}, {len(value.items)})) == {items}"
 
 
 def run_test(code: str, name: str) -> BaseException | None:

@@ -500,20 +500,53 @@ def test_an_endless_iterator_the_tests_passed_is_not_drained_to_build_its_strate
     assert (function["status"], function["reason"]) == ("probed", "")
 
 
-def test_a_mutant_of_a_generator_is_told_apart_by_what_it_yields(tmp_path):
+GENERATORS = """
+def evens(n: int):
+    for i in range(n):
+        if i % 2 == 0:
+            yield i
+
+
+def multiples(step: int):
+    n = 0
+    while True:
+        yield n
+        n += step
+"""
+
+
+@pytest.fixture(scope="module")
+def generators(tmp_path_factory):
     root = _project(
-        tmp_path / "gen",
+        tmp_path_factory.mktemp("gen") / "gen",
+        GENERATORS,
         """
-        def evens(n: int):
-            for i in range(n):
-                if i % 2 == 0:
-                    yield i
+        from pkg.core import evens, multiples
+
+        def test_evens():
+            assert len(list(evens(4))) == 2
+
+        def test_multiples():
+            assert len([n for _, n in zip(range(3), multiples(2))]) == 3
         """,
-        "from pkg.core import evens\n\ndef test_evens():\n    assert len(list(evens(4))) == 2\n",
     )
-    witness = _witnesses_of(root)
-    changed = witness("evens", "== -> !=")
+    return _witnesses_of(root)
+
+
+def test_a_mutant_of_a_generator_is_told_apart_by_what_it_yields(generators):
+    changed = generators("evens", "== -> !=")
     assert changed["status"] == "found"
     assert changed["original"].startswith("returns <generator yielding [")
     assert changed["original"] != changed["mutant"]
     assert changed["test"].count("assert list(evens(") == 1
+
+
+def test_an_equivalent_change_inside_a_generator_is_not_found(generators):
+    assert generators("evens", "2 -> -2")["status"] != "found"
+
+
+def test_an_endless_generator_is_pinned_by_its_first_items(generators):
+    changed = generators("multiples", "+= -> -=")
+    assert changed["status"] == "found"
+    assert "from itertools import islice" in changed["test"]
+    assert "assert list(islice(multiples(" in changed["test"]
