@@ -6,9 +6,12 @@ not in each survivor's replay: a trace slows every call it watches."""
 
 from __future__ import annotations
 
+import ast
+import functools
 import inspect
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import CodeType, FrameType
@@ -19,6 +22,26 @@ from auditor.probes.outcomes import short_repr
 Tracer = Callable[[FrameType, str, Any], Any]
 
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+def statement_lines(path: str, first: int, last: int) -> tuple[int, int]:
+    """The lines of the innermost statement holding lines `first`..`last`. Some lines
+    have no code of their own, so no trace sees them run (the second half of a string
+    split over two lines is one constant of the line before); their statement runs."""
+    span = (first, last)
+    for node in ast.walk(_parsed(path)):  # outer statements first: the last is innermost
+        if isinstance(node, ast.stmt) and node.lineno <= first and last <= (node.end_lineno or 0):
+            span = (node.lineno, node.end_lineno or last)
+    return span
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(path: str) -> ast.Module:
+    try:
+        with open(path, encoding="utf-8") as source:
+            return ast.parse(source.read())
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return ast.Module(body=[], type_ignores=[])
 
 
 class FileLines:
@@ -69,13 +92,15 @@ class FileLines:
 
 @contextmanager
 def watching(lines: FileLines) -> Iterator[FileLines]:
-    """Trace the calls made inside the block, in this thread."""
-    previous = sys.gettrace()
+    """Trace the calls made inside the block, in this thread and the threads it starts."""
+    previous, previous_threads = sys.gettrace(), threading.gettrace()
     sys.settrace(lines)
+    threading.settrace(lines)
     try:
         yield lines
     finally:
         sys.settrace(previous)
+        threading.settrace(previous_threads)
 
 
 class States:

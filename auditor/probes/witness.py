@@ -32,7 +32,7 @@ from auditor.probes.calls import CallTimeout, Example, Subject, _on_alarm
 from auditor.probes.hangs import guarded_call
 from auditor.probes.outcomes import Outcome, equal, same
 from auditor.probes.protocol import ProbeSpec, SurvivorSpec
-from auditor.probes.reach import FileLines, States, watching
+from auditor.probes.reach import FileLines, States, statement_lines, watching
 from auditor.probes.search import search_settings
 from auditor.probes.suggest import NoLiteral, name_for, render, run_test
 from auditor.report import Witness
@@ -372,6 +372,15 @@ def witnesses_for_group(
         if not trials:
             found.append(_not_probeable(survivor, "no probeable function reaches it"))
             continue
+        lines = statement_lines(survivor.path, survivor.first_line, survivor.last_line)
+        evidence = Evidence(
+            reached=any(ran[key].ran(*lines) for key in survivor.targets if key in trials_by_key)
+        )
+        if not evidence.reached and survivor.job.path == "swap":
+            # Its function's code is the original's up to the mutated lines, which no
+            # input ran: the mutant does what the original does on every one of them.
+            found.append(_unshown(survivor, Draft(examples=len(trials)), evidence))
+            continue
         try:
             mutant = sources.prepare(survivor.job)
         except SwapError as changed:
@@ -385,13 +394,6 @@ def witnesses_for_group(
             found.append(_not_probeable(survivor, why))
             continue
         draft = wire.decode(Draft, text)
-        evidence = Evidence(
-            reached=any(
-                ran[key].ran(survivor.first_line, survivor.last_line)
-                for key in survivor.targets
-                if key in trials_by_key
-            )
-        )
         if draft.index < 0 and evidence.reached and survivor.direct:
             text, _ = run_forked(
                 lambda s=survivor, m=mutant, t=trials: _infections(s, m, alive, t, spec),

@@ -26,6 +26,7 @@ from auditor.probes.witness import (
     trials_for,
     witnesses_for_group,
 )
+from auditor.report import Witness
 from tests.conftest import target_spec
 
 SOURCE = """
@@ -50,6 +51,14 @@ def crawl(n: int) -> int:
     if n > 100:
         time.sleep(0.03)
     return n
+
+def refuse(values: list[int]) -> list[int]:
+    if not values:
+        raise ValueError(
+            "no values "
+            "given"
+        )
+    return values
 
 def reserve(n: int) -> list[int]:
     if n > 100:
@@ -219,3 +228,54 @@ def test_dict_views_drawn_for_an_iterable_are_handed_back_too(module, monkeypatc
     assert {name: (type(view), list(view)) for name, view in example.items()} == {
         name: (type(view), list(view)) for name, view in drawn.items()
     }
+
+
+def _line_of(module: tuple[str, Path], text: str) -> int:
+    lines = module[1].read_text().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if text in line)
+
+
+def _search_once(module, qualname: str, first_line: int) -> tuple[Witness, int]:
+    """The witness of a swap-path survivor of `qualname` changing `first_line`, and how
+    many pieces of work were forked. Its digest is stale: a search that goes as far as
+    applying the mutant stops there, "not probeable"."""
+    subject = _subject(module, qualname)
+    key = subject.spec.key
+    job = Job(id="m", path="swap", file=subject.spec.path, module_name="", tests=[], timeout=1.0)
+    survivor = SurvivorSpec(
+        job=replace(job, source_digest="stale"),
+        description="",
+        targets=[key],
+        first_line=first_line,
+        last_line=first_line,
+        direct=True,
+    )
+    forked = []
+
+    def run_forked(work, budget):
+        forked.append(work)
+        return wire.encode(work()), ""
+
+    batch = witnesses_for_group([survivor], {key: subject}, _spec(), {}, run_forked, {})
+    (witness,) = batch.witnesses
+    return witness, len(forked)
+
+
+def test_a_function_body_mutant_on_lines_no_input_ran_is_not_replayed(module):
+    # Its code is the original's up to lines no input reaches: it cannot differ.
+    witness, forked = _search_once(module, "scale", _line_of(module, "time.sleep(0.03)"))
+    assert (witness.status, forked) == ("not_shown", 1)  # the inputs' generation only
+    assert witness.reason == "none of 40 inputs ran the mutated line"
+
+
+def test_a_function_body_mutant_on_lines_an_input_ran_goes_on_to_the_mutant(module):
+    witness, _ = _search_once(module, "scale", _line_of(module, "return [value * factor"))
+    assert witness.status == "not probeable"
+    assert "changed on disk" in witness.reason
+
+
+def test_a_line_without_code_of_its_own_is_reached_when_its_statement_runs(module):
+    # "given" is folded into the constant of the line before: no trace sees its line.
+    witness, _ = _search_once(module, "refuse", _line_of(module, '"given"'))
+    assert witness.status == "not probeable"
+    assert "changed on disk" in witness.reason
