@@ -13,7 +13,6 @@ import importlib
 import inspect
 import linecache
 import os
-import signal
 import sys
 import typing
 from types import CodeType, FunctionType, TracebackType
@@ -22,7 +21,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from auditor.probes.edges import edge_values
-from auditor.probes.hangs import guarded_call
+from auditor.probes.hangs import CallTimeout, alarm, guarded_call
 from auditor.probes.outcomes import Outcome, drained, equal, short_repr
 from auditor.probes.protocol import TargetSpec
 from auditor.probes.strategies import (
@@ -42,14 +41,6 @@ Example = dict[str, Any]
 MAX_HANGS = 2
 """Calls that may time out before a function is not called any more (each costs the
 call timeout)."""
-
-
-class CallTimeout(BaseException):
-    """The call did not return in time: a BaseException so `except Exception` misses it."""
-
-
-def _on_alarm(signum: int, frame: object) -> None:
-    raise CallTimeout
 
 
 def _load(path: str) -> Any:
@@ -384,14 +375,14 @@ class Subject:
         timeout: float,
         tracer: Any,
     ) -> Outcome:
-        """Make the call, stopped by SIGALRM after `timeout` seconds; `tracer` (when given)
-        sees its lines."""
-        previous = signal.signal(signal.SIGALRM, _on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, timeout)
+        """Make the call, stopped after `timeout` seconds; `tracer` (when given) sees its
+        lines."""
         if tracer is not None:
             sys.settrace(tracer)
         try:
-            return Outcome("returned", value=drained(target(*positional, **keyword)))
+            with alarm(timeout):
+                value = drained(target(*positional, **keyword))
+            return Outcome("returned", value=value)
         except CallTimeout:
             return Outcome("hung")
         except Exception as error:
@@ -399,8 +390,6 @@ class Subject:
         finally:
             if tracer is not None:
                 sys.settrace(None)
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
 
     def _raised(self, error: BaseException) -> Outcome:
         traceback: TracebackType | None = error.__traceback__

@@ -1,4 +1,4 @@
-"""Calls that hang where no signal handler can stop them.
+"""A probe call's timeout (`alarm`), and calls that hang where it cannot stop them.
 
 A probe's call timeout is a SIGALRM whose handler raises between two bytecodes. A loop
 inside C never gets back to the interpreter (`deque(range(10**18), maxlen=1)`, a
@@ -14,12 +14,44 @@ the same calls in the same order), so the n-th call of the rerun is the same cal
 from __future__ import annotations
 
 import contextlib
+import gc
 import mmap
 import os
 import signal
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+
+class CallTimeout(BaseException):
+    """The call did not return in time: a BaseException so `except Exception` misses it."""
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise CallTimeout
+
+
+@contextlib.contextmanager
+def alarm(seconds: float, cpu: bool = False) -> Iterator[None]:
+    """CallTimeout inside the block after `seconds` of wall time, or of this process's
+    CPU time (`cpu`: what the block computes, whatever the load). No garbage-collector
+    callback runs meanwhile: the interpreter ignores what one raises, so an alarm
+    handled inside one (Hypothesis keeps one; code that allocates fast collects all the
+    time) would never stop the block. Disarmed before the block's exception is seen."""
+    timer, signal_number = (
+        (signal.ITIMER_VIRTUAL, signal.SIGVTALRM) if cpu else (signal.ITIMER_REAL, signal.SIGALRM)
+    )
+    previous = signal.signal(signal_number, _on_alarm)
+    callbacks = gc.callbacks[:]
+    gc.callbacks.clear()
+    signal.setitimer(timer, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(timer, 0)
+        signal.signal(signal_number, previous)
+        gc.callbacks[:] = callbacks
+
 
 RERUNS = 4
 """Runs of one piece of work after calls hung in C, at most: each run repeats the calls

@@ -16,7 +16,6 @@ import copyreg
 import io
 import itertools
 import pickle
-import signal
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,8 +27,8 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 from auditor.containment import wire
 from auditor.mutation.mutant import FunctionIndex, MutantSources, PreparedMutant
 from auditor.mutation.swap import SwapError
-from auditor.probes.calls import CallTimeout, Example, Subject, _on_alarm
-from auditor.probes.hangs import guarded_call
+from auditor.probes.calls import Example, Subject
+from auditor.probes.hangs import CallTimeout, alarm, guarded_call
 from auditor.probes.outcomes import Outcome, equal, same
 from auditor.probes.protocol import ProbeSpec, SurvivorSpec
 from auditor.probes.reach import FileLines, States, statement_lines, watching
@@ -316,15 +315,11 @@ def _timed(run: Callable[[], BaseException | None], seconds: float) -> BaseExcep
     with guarded_call(seconds) as make:
         if not make:
             return CallTimeout()
-        previous = signal.signal(signal.SIGALRM, _on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
-            return run()
+            with alarm(seconds):
+                return run()
         except CallTimeout as timeout:
             return timeout
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
 
 
 def witnesses_for_group(

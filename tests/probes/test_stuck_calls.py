@@ -4,10 +4,14 @@ by the call's CPU timer and runs again with that call counted as hung, not made.
 from __future__ import annotations
 
 import collections
+import gc
 import json
+import time
+
+import pytest
 
 from auditor.probes.child import _run_forked
-from auditor.probes.hangs import guarded_call
+from auditor.probes.hangs import CallTimeout, alarm, guarded_call
 
 STUCK = 10**18
 """deque(range(STUCK), maxlen=1) walks the range inside C for years."""
@@ -45,3 +49,22 @@ def test_work_with_too_many_calls_stuck_inside_c_ends_with_the_reason():
 
 def test_outside_a_forked_probe_every_call_is_made_without_a_cpu_timer():
     assert _calls([10, 10]) == [True, True]
+
+
+def test_an_alarm_is_not_lost_in_a_garbage_collector_callback():
+    # What a gc callback raises is ignored: one that runs most of the time (Hypothesis
+    # keeps one; code that allocates fast collects all the time) would swallow the alarm.
+    def busy(phase: str, info: dict) -> None:
+        if phase == "start":
+            until = time.perf_counter() + 0.002
+            while time.perf_counter() < until:
+                pass
+
+    gc.callbacks.append(busy)
+    try:
+        with pytest.raises(CallTimeout), alarm(0.05):
+            until = time.monotonic() + 3
+            while time.monotonic() < until:
+                [[] for _ in range(1000)]
+    finally:
+        gc.callbacks.remove(busy)
