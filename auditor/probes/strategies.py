@@ -10,6 +10,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from auditor.probes.hangs import CallTimeout, alarm, guarded_call
+
 
 def items_of(sample: Any) -> list[Any]:
     """Up to five items of a collection (a dict's keys). None of an iterator: taking
@@ -35,23 +37,36 @@ def like(kind: type, samples: list[Any]) -> st.SearchStrategy[Any]:
     return tolerant(st.from_type(kind))
 
 
+BUILD_SECONDS = 0.1
+"""CPU time building one value may take (CPU time: the same values whatever the load): a
+constructor that walks what it is given (`OneOf(choices=IPv6Network(...))` joins every
+address) would hold up the search."""
+
+
 def tolerant(
     strategy: st.SearchStrategy[Any], fallback: list[Any] | None = None
 ) -> st.SearchStrategy[Any]:
     """`strategy`, where a value whose construction raises (validation in `__init__` or
     `__post_init__`) is replaced by one of the `fallback` values the tests used, or
     rejected when there are none (rejections are slow: a class that refuses most
-    generated values would eat the probe's budget)."""
+    generated values would eat the probe's budget). One that takes longer than
+    `BUILD_SECONDS` to build is rejected."""
 
     @st.composite
     def drawn(draw: st.DrawFn) -> Any:
+        from hypothesis import reject
+
         try:
-            return draw(strategy)
+            with guarded_call(BUILD_SECONDS) as make:
+                if not make:
+                    reject()  # building it hung inside C in an earlier run
+                with alarm(BUILD_SECONDS, cpu=True):
+                    return draw(strategy)
+        except CallTimeout:
+            reject()
         except Exception:
             if fallback:
                 return draw(st.sampled_from(fallback))
-            from hypothesis import reject
-
             reject()
 
     return drawn()

@@ -1,0 +1,51 @@
+"""Strategies built from what is known of a parameter: values whose building takes too
+long are left out, and the values the tests passed are not used up."""
+
+from __future__ import annotations
+
+import contextlib
+
+from hypothesis import find
+from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
+
+from auditor.probes.search import search_settings
+from auditor.probes.strategies import items_of, tolerant
+
+LONGEST_WALK = 10**8
+"""Steps Walks takes at most (seconds of CPU time in a Python loop)."""
+
+
+class Walks:
+    """A constructor that walks what it is given, as `OneOf(choices)` joins them."""
+
+    def __init__(self, steps: int) -> None:
+        for _ in range(min(abs(steps), LONGEST_WALK)):
+            pass
+        self.steps = steps
+
+
+def test_a_value_that_takes_long_to_build_is_left_out():
+    built: list[int] = []
+
+    def keep(walks: Walks) -> bool:
+        built.append(walks.steps)
+        return False
+
+    strategy = tolerant(st.builds(Walks, st.integers()))
+    with contextlib.suppress(NoSuchExample):
+        find(strategy, keep, settings=search_settings(30, shrink=False))
+    assert len(built) >= 10
+    # 0.1 s of CPU time walks a few million steps; Hypothesis tries 2**63 and the like.
+    assert max(abs(steps) for steps in built) < LONGEST_WALK // 10
+
+
+def test_an_iterator_gives_no_items_and_keeps_its_own():
+    values = iter([1, 2, 3])
+    assert items_of(values) == []
+    assert list(values) == [1, 2, 3]
+
+
+def test_a_collection_gives_its_first_five_items():
+    assert items_of(range(10**18)) == [0, 1, 2, 3, 4]
+    assert items_of({"a": 1, "b": 2}) == ["a", "b"]
