@@ -130,12 +130,19 @@ def size(x: int) -> int:
 """
 
 
-def _witnesses_of(root: Path):
-    """Audit `root`; then the witness of its one mutant with a given function and change."""
+def _report_of(root: Path) -> dict:
     out = root / "report.json"
     result = run_audit("tests", "-q", "--json", str(out), cwd=root)
     assert result.returncode == 0, result.stderr
-    report = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def _witnesses_of(root: Path):
+    """Audit `root`; then the witness of its one mutant with a given function and change."""
+    return _witnesses_in(_report_of(root))
+
+
+def _witnesses_in(report: dict):
     witnesses = {w["mutant_id"]: w for w in report["probes"]["witnesses"]}
 
     def witness(function: str, description: str) -> dict:
@@ -454,10 +461,7 @@ def stuck_in_c(tmp_path_factory):
             assert drain(3) == 2
         """,
     )
-    out = root / "report.json"
-    result = run_audit("tests", "-q", "--json", str(out), cwd=root)
-    assert result.returncode == 0, result.stderr
-    return json.loads(out.read_text())
+    return _report_of(root)
 
 
 def test_a_call_stuck_inside_c_is_reported_as_a_hang_of_its_function(stuck_in_c):
@@ -471,13 +475,7 @@ def test_a_call_stuck_inside_c_is_reported_as_a_hang_of_its_function(stuck_in_c)
 
 def test_a_mutant_stuck_inside_c_on_an_input_is_witnessed_by_that_input(stuck_in_c):
     # Without `__reversed__`, tail() walks the whole range inside C.
-    (mutant,) = [
-        m
-        for m in stuck_in_c["mutation"]["mutants"]
-        if (m["function"], m["description"]) == ("tail", '"__reversed__" wrapped in XX')
-    ]
-    assert mutant["status"] == "Survived"
-    (witness,) = [w for w in stuck_in_c["probes"]["witnesses"] if w["mutant_id"] == mutant["id"]]
+    witness = _witnesses_in(stuck_in_c)("tail", '"__reversed__" wrapped in XX')
     assert witness["status"] == "found"
     assert witness["mutant"] == "did not return (timed out)"
     assert witness["test"]  # checked: it fails on the mutant, passes on the original
