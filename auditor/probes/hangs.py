@@ -100,6 +100,12 @@ def number_calls(numbers: CallNumbers, hung: frozenset[int]) -> None:
     signal.signal(signal.SIGPROF, signal.SIG_DFL)
 
 
+def in_forked_probe() -> bool:
+    """Whether this process is a forked probe (Hypothesis warmed up in its parent, the
+    calls numbered)."""
+    return _numbering is not None
+
+
 @contextlib.contextmanager
 def guarded_call(timeout: float) -> Iterator[bool]:
     """Around one call that has `timeout` seconds: yields whether to make it (not when it

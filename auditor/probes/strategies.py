@@ -3,6 +3,7 @@ suite passed (their types, their elements' types), values whose construction fai
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import typing
 from collections.abc import Collection
@@ -10,7 +11,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from auditor.probes.hangs import CallTimeout, alarm, guarded_call
+from auditor.probes.hangs import CallTimeout, alarm, guarded_call, in_forked_probe
 
 
 def items_of(sample: Any) -> list[Any]:
@@ -43,6 +44,13 @@ constructor that walks what it is given (`OneOf(choices=IPv6Network(...))` joins
 address) would hold up the search."""
 
 
+def _bounded() -> contextlib.AbstractContextManager[None]:
+    """The bound on building a value, in forked probes: elsewhere Hypothesis's first draw
+    does its own one-time work (it reads the constants of every loaded module), which
+    would pass for a slow value."""
+    return alarm(BUILD_SECONDS, cpu=True) if in_forked_probe() else contextlib.nullcontext()
+
+
 def tolerant(
     strategy: st.SearchStrategy[Any], fallback: list[Any] | None = None
 ) -> st.SearchStrategy[Any]:
@@ -60,7 +68,7 @@ def tolerant(
             with guarded_call(BUILD_SECONDS) as make:
                 if not make:
                     reject()  # building it hung inside C in an earlier run
-                with alarm(BUILD_SECONDS, cpu=True):
+                with _bounded():
                     return draw(strategy)
         except CallTimeout:
             reject()
