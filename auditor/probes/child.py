@@ -277,9 +277,12 @@ class _Work:
 
     def prepare_searches(self) -> None:
         from auditor.mutation.swap import live_functions
+        from auditor.probes.reach import statements_of
 
         self.groups = search_items(self.spec.survivors)
         self.alive = live_functions(self.source_files) if self.spec.survivors else {}
+        for path in {survivor.path for survivor in self.spec.survivors}:
+            statements_of(path)  # parsed here once, not again in every group's fork
 
     def emit(self, result: FunctionResult | WitnessResult) -> None:
         self.results.write(wire.encode(result) + "\n")

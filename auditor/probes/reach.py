@@ -29,19 +29,25 @@ def statement_lines(path: str, first: int, last: int) -> tuple[int, int]:
     have no code of their own, so no trace sees them run (the second half of a string
     split over two lines is one constant of the line before); their statement runs."""
     span = (first, last)
-    for node in ast.walk(_parsed(path)):  # outer statements first: the last is innermost
-        if isinstance(node, ast.stmt) and node.lineno <= first and last <= (node.end_lineno or 0):
-            span = (node.lineno, node.end_lineno or last)
+    for start, end in statements_of(path):  # outer statements first: the last is innermost
+        if start <= first and last <= end:
+            span = (start, end)
     return span
 
 
-@functools.lru_cache(maxsize=8)
-def _parsed(path: str) -> ast.Module:
+@functools.lru_cache(maxsize=32)
+def statements_of(path: str) -> tuple[tuple[int, int], ...]:
+    """The first and last line of every statement of the file, outer ones first."""
     try:
         with open(path, encoding="utf-8") as source:
-            return ast.parse(source.read())
+            tree = ast.parse(source.read())
     except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
-        return ast.Module(body=[], type_ignores=[])
+        return ()
+    return tuple(
+        (node.lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.stmt)
+    )
 
 
 class FileLines:
