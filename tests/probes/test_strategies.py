@@ -10,6 +10,7 @@ from hypothesis import find
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from auditor.probes import child
 from auditor.probes.child import _run_forked
 from auditor.probes.search import search_settings
 from auditor.probes.strategies import items_of, tolerant
@@ -41,7 +42,11 @@ def _built_steps() -> list[int]:
     return built
 
 
-def test_a_value_that_takes_long_to_build_is_left_out():
+def test_a_value_that_takes_long_to_build_is_left_out(monkeypatch):
+    # The memory limits are a probe process's, set from its spec: here, out of the way
+    # (a test worker's address space alone can pass the default limit).
+    monkeypatch.setattr(child, "_memory_limit_mb", 1 << 20)
+    monkeypatch.setattr(child, "_growth_limit_mb", 4096)
     text, why = _run_forked(_built_steps, budget=60)
     built = json.loads(text or "[]")
     assert len(built) >= 10, why
