@@ -112,6 +112,21 @@ def mentions(nodes: Iterable[ast.AST]) -> set[str]:
     return names
 
 
+def mentions_by_statement(tree: ast.AST) -> Iterator[tuple[str, int]]:
+    """Each name or attribute the tree mentions, with the first line of the innermost
+    statement holding it: the line coverage.py records when that statement runs."""
+    pending: list[tuple[ast.AST, int]] = [(tree, getattr(tree, "lineno", 0))]
+    while pending:
+        node, line = pending.pop()
+        if isinstance(node, ast.stmt):
+            line = node.lineno
+        if isinstance(node, ast.Name):
+            yield node.id, line
+        elif isinstance(node, ast.Attribute):
+            yield node.attr, line
+        pending += [(child, line) for child in ast.iter_child_nodes(node)]
+
+
 def loads(nodes: Iterable[ast.AST]) -> set[str]:
     """The names read from the namespace the nodes run in."""
     return {

@@ -194,6 +194,7 @@ class Planner:
         self.data_tables: dict[tuple[str, int], DataTableSample] = {}
         """The data tables whose entries were sampled, by (file, line)."""
         self.import_time_readers: dict[tuple[str, Binding], set[str]] = {}
+        self.running: dict[tuple[str, frozenset[int]], set[str]] = {}
         self.file_digests: dict[str, str] = {}
         self.test_sets: dict[tuple[frozenset[str], frozenset[str]], _TestSet] = {}
 
@@ -287,6 +288,32 @@ class Planner:
                     tests = set(self._ordered(file_tests or everyone)[:1])
             self.import_time_readers[key] = tests
         return self.import_time_readers[key]
+
+    def _nearest(self, file: _File, site: Site) -> list[set[str]]:
+        """An import-time mutant's tests nearest its code, nearest first: those that run
+        the mutated lines (a function that also runs at import), a line of the class
+        around them, a statement naming what they bind. A test that uses the changed
+        code fails first far more often than one that only imports its module."""
+        nearest = [set().union(*(file.by_line.get(n, ()) for n in file.measured_lines(site)))]
+        index = self.read_index
+        if index is None:
+            return nearest
+        around = index.class_around(file.relative, site.line, site.end_line)
+        if around is not None:
+            nearest.append(self._running(file.relative, around))
+        binding = index.binding_at(file.relative, site.line, site.end_line)
+        if binding is not None:
+            reading = index.lines_naming(binding.names)
+            nearest.append(set().union(*(self._running(f, reading[f]) for f in sorted(reading))))
+        return nearest
+
+    def _running(self, file: str, lines: Iterable[int]) -> set[str]:
+        """The tests that run any of the lines of the file (once per set of lines)."""
+        lines = frozenset(lines)
+        if (file, lines) not in self.running:
+            by_line = self.ran.tests_by_line.get(file, {})
+            self.running[file, lines] = set().union(*(by_line.get(n, ()) for n in lines))
+        return self.running[file, lines]
 
     def plan_file(self, path: Path) -> list[PlannedMutant]:
         source = path.read_text(encoding="utf-8")
@@ -415,7 +442,7 @@ class Planner:
         mutant.subprocess_tests, mutant.subprocess_reach = only_there.ordered, reach.ordered
         if at_import:
             named = entry_tests(tests, keys_at(file.keys, site.start, site.end))
-            tests_run = self._tests_of(tests, named, file.tests)
+            tests_run = self._tests_of(tests, named, *self._nearest(file, site), file.tests)
         else:
             tests_run = self._tests_of(tests)
         mutant.tests = tests_run.ordered

@@ -32,6 +32,7 @@ from auditor.mutation.bindings import (
     changes,
     is_dynamic,
     mentions,
+    mentions_by_statement,
     span,
     walk_import_time,
     writes_by_name,
@@ -189,6 +190,9 @@ class ReadIndex:
         self.functions_named: dict[str, list[_Function]] = defaultdict(list)
         self.file_words: dict[str, frozenset[str]] = {}
         self.support_words: set[str] = set()
+        self.naming_lines: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
+        """Per name, per file, the statements (first lines) that mention it."""
+        self.classes: dict[str, list[tuple[int, int]]] = {}
         imported: set[str] = set()
         for path in sources:
             relative = relative_to_root(str(path), root)
@@ -201,6 +205,11 @@ class ReadIndex:
                 self.unparsed.add(relative)
                 continue
             self.statements[relative] = list(_import_time_statements(relative, tree.body))
+            self.classes[relative] = [
+                span(node) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+            ]
+            for name, line in mentions_by_statement(tree):
+                self.naming_lines[name][relative].add(line)
             imported |= {
                 name
                 for statement in _module_level(tree.body)
@@ -288,6 +297,26 @@ class ReadIndex:
                 return None  # a decorator may register the function it wraps
         first, last = innermost[0].span
         return Binding(names, range(first, last + 1))
+
+    def class_around(self, file: str, line: int, end_line: int) -> range | None:
+        """The lines of the innermost class holding these lines."""
+        holding = [
+            (last - first, first, last)
+            for first, last in self.classes.get(file, ())
+            if first <= line and end_line <= last
+        ]
+        if not holding:
+            return None
+        _, first, last = min(holding)
+        return range(first, last + 1)
+
+    def lines_naming(self, names: Iterable[str]) -> dict[str, set[int]]:
+        """The statements that mention one of the names, by file: where it is read."""
+        found: dict[str, set[int]] = defaultdict(set)
+        for name in names:
+            for file, lines in self.naming_lines.get(name, {}).items():
+                found[file] |= lines
+        return found
 
     def closure(self, names: frozenset[str]) -> frozenset[str]:
         """The names, and those of every import-time statement computed from them or

@@ -240,3 +240,37 @@ def test_statements_of_other_modules_computed_from_a_name_are_its_consumers(tmp_
 def test_a_module_s_own_statements_are_not_its_consumers(tmp_path):
     found = index(tmp_path, {"m.py": "units = {}\nSCALE = units.get('km')\n"})
     assert found.consumers("m.py", frozenset({"units"})) == ()
+
+
+def test_the_class_around_lines_is_the_innermost_one(tmp_path):
+    source = """\
+        class Outer:
+            LIMIT = 3
+
+            class Inner:
+                SIZE = 2
+
+                def size(self):
+                    return self.SIZE
+        """
+    found = index(tmp_path, {"m.py": source})
+    assert found.class_around("m.py", 5, 5) == range(4, 9)
+    assert found.class_around("m.py", 2, 2) == range(1, 9)
+    assert found.class_around("m.py", 9, 9) is None
+
+
+def test_a_name_is_read_on_the_line_of_the_innermost_statement_that_mentions_it(tmp_path):
+    source = """\
+        MODE = "fast"
+
+
+        def speed(mode):
+            if (
+                mode == MODE
+            ):
+                return settings.MODE
+            return 0
+        """
+    found = index(tmp_path, {"m.py": source})
+    assert found.lines_naming({"MODE"}) == {"m.py": {1, 5, 8}}
+    assert found.lines_naming({"LIMIT"}) == {}
