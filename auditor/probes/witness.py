@@ -70,6 +70,9 @@ class Inputs:
     usable: list[int] = field(default_factory=list)
     """Their places in generation order: derandomized, generation gives them again."""
     pickled: str = ""
+    failed: str = ""
+    """Why the trial run ended without them (its time budget, a crash): it would again,
+    so later groups of the process leave the function out rather than try it again."""
 
     def examples(self, subject: Subject, spec: ProbeSpec) -> list[Example]:
         unpickled = _unpickled(self.pickled)
@@ -348,12 +351,13 @@ def witnesses_for_group(
     for key in keys:
         inputs = generated.get(key)
         if inputs is None:
-            text, _ = run_forked(
+            text, why = run_forked(
                 lambda key=key: _tried_inputs(subjects[key], spec), spec.time_budget
             )
-            if text is None:
-                continue
-            inputs = new_inputs[key] = wire.decode(Inputs, text)
+            inputs = wire.decode(Inputs, text) if text else Inputs(failed=why or "no inputs")
+            new_inputs[key] = inputs
+        if inputs.failed:
+            continue
         examples = inputs.examples(subjects[key], spec)
         with watching(ran[key]):
             trials_by_key[key] = trials_for(subjects[key], spec, examples[:share])

@@ -198,6 +198,24 @@ def test_inputs_an_earlier_group_generated_are_not_generated_again(module):
     assert (len(generations), second.inputs) == (1, {})
 
 
+def test_a_function_whose_inputs_could_not_be_tried_is_not_tried_again(module):
+    subject = _subject(module, "scale")
+    key = subject.spec.key
+    job = Job(id="m", path="swap", file=subject.spec.path, module_name="", tests=[], timeout=1.0)
+    survivor = SurvivorSpec(job=job, description="", targets=[key])
+    tries = []
+
+    def run_forked(work, budget):
+        tries.append(work)
+        return None, "time budget of 10s exceeded"
+
+    first = witnesses_for_group([survivor], {key: subject}, _spec(), {}, run_forked, {})
+    assert first.inputs[key].failed == "time budget of 10s exceeded"
+    second = witnesses_for_group([survivor], {key: subject}, _spec(), {}, run_forked, first.inputs)
+    assert len(tries) == 1
+    assert [w.reason for w in second.witnesses] == ["no probeable function reaches it"]
+
+
 _CONSTANTS = """
 import sys
 from hypothesis.internal.conjecture import providers
