@@ -309,11 +309,11 @@ class Planner:
 
     def _running(self, file: str, lines: Iterable[int]) -> set[str]:
         """The tests that run any of the lines of the file (once per set of lines)."""
-        lines = frozenset(lines)
-        if (file, lines) not in self.running:
+        key = (file, frozenset(lines))
+        if key not in self.running:
             by_line = self.ran.tests_by_line.get(file, {})
-            self.running[file, lines] = set().union(*(by_line.get(n, ()) for n in lines))
-        return self.running[file, lines]
+            self.running[key] = set().union(*(by_line.get(n, ()) for n in key[1]))
+        return self.running[key]
 
     def plan_file(self, path: Path) -> list[PlannedMutant]:
         source = path.read_text(encoding="utf-8")
