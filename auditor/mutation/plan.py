@@ -40,6 +40,7 @@ from auditor.mutation.keys import digest, sites_key, sites_salt, swaps_salt
 from auditor.mutation.lambdas import LambdaBody, lambda_around, lambda_bodies
 from auditor.mutation.readers import Binding, Consumers, ReadIndex
 from auditor.mutation.reexecution import Reexecution
+from auditor.mutation.test_ids import cases_by_function
 from auditor.report import DataTableSample
 from mutators.base import Operator
 from mutators.registry import UnknownFamily, operators
@@ -94,7 +95,9 @@ class _TestSet:
     ordered: list[str]
     """Fastest first (see `Planner._ordered`)."""
     contents: str
-    """Digest of the tests' files (part of the cache key)."""
+    """Digest of the tests, by function and number of cases, and of their files (part of
+    the cache key): not of the cases' ids, which a parametrization from the clock or a
+    random value (`test_parse[07:29:44]`) changes at every collection."""
     duration: float
     """Their baseline time together."""
 
@@ -258,10 +261,14 @@ class Planner:
             ordered = [test for part in (*parts, rest) for test in self._ordered(part)]
             self.test_sets[key] = _TestSet(
                 ordered=ordered,
-                contents=digest([(t, self._testdigest(t)) for t in sorted(ordered)]),
+                contents=self._contents(ordered),
                 duration=sum(self.ran.durations.get(t, 0.0) for t in ordered),  # in a stable order
             )
         return self.test_sets[key]
+
+    def _contents(self, tests: Iterable[str]) -> str:
+        cases = cases_by_function(tests)
+        return digest([(function, n, self._testdigest(function)) for function, n in cases])
 
     def _import_time_readers(self, file: str, site: Site, file_tests: set[str]) -> set[str]:
         """The tests that can read what an import-time mutant changes (`readers`); where

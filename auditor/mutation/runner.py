@@ -46,6 +46,7 @@ from auditor.mutation.protocol import (
     wall_allowed,
 )
 from auditor.mutation.swap import SwapError
+from auditor.mutation.test_ids import by_baseline_id
 
 _PYTEST_ARGS = ["-p", "no:cacheprovider", "-s", "--tb=no", "-q"]
 
@@ -95,7 +96,9 @@ class RunnerPlugin:
     def pytest_runtestloop(self, session: Any) -> bool:
         from auditor.mutation.swap import live_functions
 
-        self.items = {item.nodeid: item for item in session.items}
+        self.items = by_baseline_id(session.items, self.spec.test_seconds)
+        self.ids = {id(item): nodeid for nodeid, item in self.items.items()}
+        """The baseline's id of each item: the report's, whichever this session has."""
         for item in self.items.values():
             _brief_failures(item)
             # Computed once here rather than in every child: pytest caches it on the item,
@@ -126,7 +129,7 @@ class RunnerPlugin:
             mutant = self.sources.prepare(job)
         except SwapError as changed:
             return {"id": job.id, "status": "RuntimeError", "detail": str(changed)}
-        ran = tuple(item.nodeid for item in items + spawning)
+        ran = tuple(self.ids[id(item)] for item in items + spawning)
         baseline = tuple(self.spec.test_seconds.get(nodeid, 0.0) for nodeid in ran)
 
         def timed_original() -> OriginalCost | None:
@@ -257,8 +260,9 @@ class RunnerPlugin:
         except MutantCompileError as exc:
             tell({"compile_error": str(exc)})
         except MutantImportError as exc:
-            tell({"start": items[0].nodeid})
-            tell({"killed_by": items[0].nodeid, "kill_kind": "error", "detail": str(exc)})
+            first = self.ids[id(items[0])]
+            tell({"start": first})
+            tell({"killed_by": first, "kill_kind": "error", "detail": str(exc)})
         except SwapError as exc:
             tell({"error": str(exc)})
         except BaseException as exc:
@@ -275,7 +279,8 @@ class RunnerPlugin:
         tests_seconds = 0.0
         killed = False
         for position, item in enumerate(everything):
-            tell({"start": item.nodeid})
+            nodeid = self.ids[id(item)]
+            tell({"start": nodeid})
             following = everything[position + 1] if position + 1 < len(everything) else None
             self.failed_in_child = self.failed_by_check = False
             self.failed_at = 0
@@ -286,13 +291,13 @@ class RunnerPlugin:
                 # Not the user's Ctrl-C (the child has its own process group): the mutant
                 # let an interrupt escape the test, which stops a pytest run.
                 detail = "an interrupt escaped the test and stopped the run"
-                tell({key: item.nodeid, "kill_kind": "error", "detail": detail})
+                tell({key: nodeid, "kill_kind": "error", "detail": detail})
                 os._exit(0)
             tests_seconds += sum(report.duration for report in reports)
             if self.failed_in_child or any(report.failed for report in reports):
                 kind = "assertion" if self.failed_by_check else "error"
                 at = self.failed_at if self.failed_by_check else 0
-                tell({key: item.nodeid, "kill_kind": kind, "tests": tests_seconds, "at": at})
+                tell({key: nodeid, "kill_kind": kind, "tests": tests_seconds, "at": at})
                 if not job.all_killers:
                     os._exit(0)
                 killed = True

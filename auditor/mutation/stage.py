@@ -128,6 +128,17 @@ def _plan_scope(
     return _Scoped(planned, in_scope, scope, runnable, tables, type_checked)
 
 
+def cached_verdict(cache: ResultCache, mutant: PlannedMutant) -> JobResult | None:
+    """The mutant's verdict from an earlier run, unless it names a test this collection
+    lacks: the key knows tests by function and number of cases, not by the cases' ids
+    (`test_parse[07:29:44]` is another id at every collection)."""
+    hit = cache.get(mutant.cache_key)
+    if hit is None:
+        return None
+    named = {*hit.killed_by, *(kill[0] for kill in hit.kills)}
+    return hit if named <= {*mutant.tests, *mutant.subprocess_tests} else None
+
+
 class _Verdicts:
     """The verdicts as they come in (cached ones first), counted for the progress line,
     and cached once final."""
@@ -140,7 +151,7 @@ class _Verdicts:
         self.undecided: set[str] = set()
         """Survived, but the subprocesses that run its code never got the mutant."""
         for mutant in runnable:
-            hit = cache.get(mutant.cache_key)
+            hit = cached_verdict(cache, mutant)
             if hit is not None:
                 self.results[mutant.id] = hit
                 self.cached.add(mutant.id)
@@ -335,7 +346,7 @@ def _project_known(
     known = []
     for mutant in planned:
         result = results.get(mutant.id) or (
-            cache.get(mutant.cache_key) if mutant.runnable else None
+            cached_verdict(cache, mutant) if mutant.runnable else None
         )
         if mutant.runnable and result is None:
             continue

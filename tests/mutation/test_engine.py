@@ -302,6 +302,49 @@ def test_rerun_with_nothing_changed_comes_from_the_cache(project_copy, tmp_path)
     assert report_differences(first, second) == []
 
 
+STAMPED_CODE = """\
+def double(x):
+    return x * 2
+
+
+def clamp(x):
+    return max(x, 0)
+"""
+
+STAMPED_TESTS = """\
+import time
+
+import pytest
+
+from calc import clamp, double
+
+
+@pytest.mark.parametrize("stamp", [str(time.time_ns())])
+def test_double(stamp):
+    assert double(2) == 4
+    assert clamp(5) == 5
+"""
+
+
+@pytest.mark.slow
+def test_a_case_id_made_at_collection_keeps_the_verdicts_that_do_not_name_it(tmp_path):
+    """marshmallow parametrizes with the time: every rerun had new test ids, and every
+    mutant its tests cover ran again. A cached kill names the old id: that one runs."""
+    (tmp_path / "calc.py").write_text(STAMPED_CODE)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_calc.py").write_text(STAMPED_TESTS)
+    first = audit_json(tmp_path, "tests", tmp_path / "a.json")
+    second = audit_json(tmp_path, "tests", tmp_path / "b.json")
+    before = {m["id"]: m for m in first["mutation"]["mutants"] if m["path"] != "none"}
+    after = {m["id"]: m for m in second["mutation"]["mutants"] if m["path"] != "none"}
+    survivors = {i for i, m in before.items() if m["status"] == "Survived"}
+    assert survivors
+    assert {i for i, m in after.items() if m["cached"]} == survivors
+    assert {i: m["status"] for i, m in after.items()} == {i: m["status"] for i, m in before.items()}
+    test_ids = {test["nodeid"] for test in second["baseline"]["tests"]}
+    assert {m["killed_by"][0] for m in after.values() if m["killed_by"]} <= test_ids
+
+
 @pytest.mark.slow
 def test_a_corrupted_cache_is_rebuilt_not_trusted(project_copy, tmp_path):
     root = project_copy("ledger")

@@ -1,0 +1,42 @@
+"""Test ids that a parametrization makes at collection time, and the same tests found
+again under the baseline's ids."""
+
+from dataclasses import dataclass
+
+from auditor.mutation.test_ids import by_baseline_id, cases_by_function
+
+
+@dataclass(frozen=True)
+class Item:
+    nodeid: str
+
+
+def test_a_set_of_tests_is_its_functions_and_their_numbers_of_cases():
+    first = ["t.py::test_parse[07:29:44]", "t.py::test_parse[07:29:45]", "t.py::test_add"]
+    again = ["t.py::test_add", "t.py::test_parse[08:01:02]", "t.py::test_parse[08:01:03]"]
+    assert cases_by_function(first) == [("t.py::test_add", 1), ("t.py::test_parse", 2)]
+    assert cases_by_function(again) == cases_by_function(first)
+
+
+def test_a_case_with_a_new_id_is_found_under_the_baseline_s_id_in_its_place():
+    items = [Item("t.py::test_add"), Item("t.py::test_parse[b1]"), Item("t.py::test_parse[b2]")]
+    found = by_baseline_id(
+        items, ["t.py::test_add", "t.py::test_parse[a1]", "t.py::test_parse[a2]"]
+    )
+    assert found == {
+        "t.py::test_add": items[0],
+        "t.py::test_parse[a1]": items[1],
+        "t.py::test_parse[a2]": items[2],
+    }
+
+
+def test_cases_that_do_not_pair_up_one_to_one_stay_unmatched():
+    items = [Item("t.py::test_parse[b1]"), Item("t.py::test_parse[b2]")]
+    found = by_baseline_id(items, ["t.py::test_parse[a1]"])
+    assert found == {"t.py::test_parse[b1]": items[0], "t.py::test_parse[b2]": items[1]}
+
+
+def test_a_case_whose_id_is_unchanged_keeps_it_beside_one_that_changed():
+    items = [Item("t.py::test_parse[fixed]"), Item("t.py::test_parse[b1]")]
+    found = by_baseline_id(items, ["t.py::test_parse[fixed]", "t.py::test_parse[a1]"])
+    assert found == {"t.py::test_parse[fixed]": items[0], "t.py::test_parse[a1]": items[1]}
