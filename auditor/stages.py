@@ -14,6 +14,7 @@ from auditor.context import RunContext
 from auditor.draft import Draft, assemble
 from auditor.evidence.provenance import provenance
 from auditor.gate import evaluate, require_escalation
+from auditor.mutation.cache import ResultCache
 from auditor.mutation.early_sites import EarlySites
 from auditor.mutation.protocol import Job
 from auditor.mutation.stage import run_mutation
@@ -60,13 +61,18 @@ def measure_baseline(run: RunContext, draft: Draft) -> Draft:
 
 def find_smells(run: RunContext, draft: Draft) -> Draft:
     project, config = run.project, run.config
-    smells = analyze(
-        project.test_files,
-        project.root,
-        set(project.source_package_names),
-        config.assertion_helpers,
-        config.disable_smells,
-    )
+    store = ResultCache(project.root)
+    try:
+        smells = analyze(
+            project.test_files,
+            project.root,
+            set(project.source_package_names),
+            config.assertion_helpers,
+            config.disable_smells,
+            store,
+        )
+    finally:
+        store.close()
     release_freed_memory()  # the test modules' syntax trees
     return draft.add(smells=smells)
 

@@ -22,7 +22,7 @@ from auditor.mutation.compiler import Swap
 from auditor.mutation.protocol import JobResult
 from mutators.sites import Site
 
-_TABLES = ("results", "sites", "swaps", "probes", "type_checks")
+_TABLES = ("results", "sites", "swaps", "probes", "type_checks", "smells")
 _SCHEMA = """
 create table if not exists {table} (
     key text primary key,
@@ -136,6 +136,28 @@ class ResultCache:
 
     def put_probe(self, key: str, value: str) -> None:
         self._write("probes", key, value)
+
+    def get_smells(self, key: str) -> str | None:
+        """A test file's smells (`smells.known`), as the JSON they were put as."""
+        return self._read("smells", key)
+
+    def put_smells(self, key: str, value: str) -> None:
+        self._write("smells", key, value)
+
+    def keep_smells(self, keys: set[str]) -> None:
+        """Drop the smells of other versions of these keys' files (`file:digest`): a test
+        file edited in the loop leaves no row per edit behind."""
+        files = {key.rpartition(":")[0] for key in keys}
+        try:
+            stale = [
+                (key,)
+                for (key,) in self.connection.execute("select key from smells")
+                if key not in keys and key.rpartition(":")[0] in files
+            ]
+            self.connection.executemany("delete from smells where key = ?", stale)
+            self.connection.commit()
+        except sqlite3.DatabaseError:
+            pass
 
     def get_type_checks(self, key: str) -> dict[str, str] | None:
         """A file's type-checked mutants: each one's key and the error rejecting it."""

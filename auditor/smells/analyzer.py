@@ -10,8 +10,10 @@ from pathlib import Path
 import libcst as cst
 
 from auditor.report import CollectionError, Smell, SmellsSection
+from auditor.smells import known
 from auditor.smells.assertions import CheckFinder
 from auditor.smells.catalog import RULES
+from auditor.smells.known import SmellStore
 from auditor.smells.rules import MODULE_RULES, TEST_RULES
 from auditor.smells.rules.base import Finding, TestContext
 from auditor.smells.source import TestModule, forget_walks, module_functions, parse_test_module
@@ -29,23 +31,45 @@ def _suppressed(module: TestModule, line: int, code: str) -> bool:
     return codes is None or code in {part.strip() for part in codes.split(",")}
 
 
-def _conftest_functions(
-    test_file: Path, root: Path, cache: dict[Path, dict[str, cst.FunctionDef]]
-) -> dict[str, cst.FunctionDef]:
-    """Functions from conftest.py files between the root and the test file; nearest wins."""
-    merged: dict[str, cst.FunctionDef] = {}
-    folders = [folder for folder in test_file.parents if folder == root or root in folder.parents]
-    for folder in reversed(folders):
-        conftest = folder / "conftest.py"
-        if conftest not in cache:
+class _Conftests:
+    """The conftest files between the root and each test file, read and parsed once."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._raw: dict[Path, bytes] = {}
+        self._functions: dict[Path, dict[str, cst.FunctionDef]] = {}
+
+    def _chain(self, test_file: Path) -> list[Path]:
+        folders = [
+            folder
+            for folder in test_file.parents
+            if folder == self.root or self.root in folder.parents
+        ]
+        return [folder / "conftest.py" for folder in reversed(folders)]
+
+    def _read(self, conftest: Path) -> bytes:
+        if conftest not in self._raw:
             try:
-                cache[conftest] = (
-                    module_functions(conftest.read_bytes()) if conftest.is_file() else {}
-                )
-            except (OSError, SyntaxError, ValueError, cst.ParserSyntaxError):
-                cache[conftest] = {}  # pytest reports a conftest it cannot import
-        merged.update(cache[conftest])
-    return merged
+                self._raw[conftest] = conftest.read_bytes() if conftest.is_file() else b""
+            except OSError:
+                self._raw[conftest] = b""
+        return self._raw[conftest]
+
+    def contents(self, test_file: Path) -> list[bytes]:
+        return [self._read(conftest) for conftest in self._chain(test_file)]
+
+    def functions(self, test_file: Path) -> dict[str, cst.FunctionDef]:
+        """Their functions, the nearest conftest's winning."""
+        merged: dict[str, cst.FunctionDef] = {}
+        for conftest in self._chain(test_file):
+            if conftest not in self._functions:
+                try:
+                    raw = self._read(conftest)
+                    self._functions[conftest] = module_functions(raw) if raw else {}
+                except (SyntaxError, ValueError, cst.ParserSyntaxError):
+                    self._functions[conftest] = {}  # pytest reports a conftest it cannot import
+            merged.update(self._functions[conftest])
+        return merged
 
 
 def _first_line(error: Exception) -> str:
@@ -92,38 +116,61 @@ def analyze(
     packages: set[str],
     assertion_helpers: Iterable[str] = (),
     disabled: Iterable[str] = (),
+    store: SmellStore | None = None,
 ) -> SmellsSection:
-    disabled_codes = set(disabled)
+    """The smells of the test files; each file's from `store` where the same file, with
+    the same conftests around it, was analysed before."""
+    disabled_codes, helpers = set(disabled), set(assertion_helpers)
+    conftests = _Conftests(root)
+    known_salt = known.salt(packages, helpers)
     smells: list[Smell] = []
     unparsable: list[CollectionError] = []
-    conftest_cache: dict[Path, dict[str, cst.FunctionDef]] = {}
+    keys: set[str] = set()
     for path in sorted(test_files):
         relative = path.relative_to(root).as_posix() if root in path.parents else str(path)
         try:
             raw = path.read_bytes()
-            module = parse_test_module(
-                relative, raw, packages, _conftest_functions(path, root, conftest_cache)
-            )
         except OSError as exc:
             unparsable.append(CollectionError(file=relative, message=_first_line(exc)))
             continue
-        except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
-            # SyntaxError: libcst reads the encoding as Python does, and a byte that is
-            # not UTF-8 in a file without a coding line is "invalid or missing encoding".
-            error = _parse_error(relative, exc, raw)
-            unparsable.append(error)
-            continue
-        tests_by_name = {test.qualname: test for test in module.tests}
-        for finding in analyze_module(module, set(assertion_helpers)):
-            if finding.code in disabled_codes:
-                continue
-            test = tests_by_name.get(finding.test)
-            lines = {finding.line, test.line if test else finding.line}
-            if any(_suppressed(module, line, finding.code) for line in lines):
-                continue
-            rule = RULES[finding.code]
-            smells.append(rule.smell(relative, finding.line, finding.test, finding.message))
+        key = known.key(known_salt, relative, raw, conftests.contents(path))
+        keys.add(key)
+        found = known.known(store, key)
+        if found is None:
+            found = _file_smells(relative, raw, packages, conftests.functions(path), helpers)
+            if store is not None:
+                store.put_smells(key, found.model_dump_json())
+        unparsable.extend([found.error] if found.error else [])
+        smells.extend(smell for smell in found.smells if smell.code not in disabled_codes)
+    if store is not None:
+        store.keep_smells(keys)
     return smells_section(smells, unparsable)
+
+
+def _file_smells(
+    relative: str,
+    raw: bytes,
+    packages: set[str],
+    fixtures: dict[str, cst.FunctionDef],
+    assertion_helpers: set[str],
+) -> known.FileSmells:
+    """What one test file shows, its suppression comments heeded."""
+    try:
+        module = parse_test_module(relative, raw, packages, fixtures)
+    except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
+        # SyntaxError: libcst reads the encoding as Python does, and a byte that is
+        # not UTF-8 in a file without a coding line is "invalid or missing encoding".
+        return known.FileSmells(error=_parse_error(relative, exc, raw))
+    tests_by_name = {test.qualname: test for test in module.tests}
+    smells = []
+    for finding in analyze_module(module, assertion_helpers):
+        test = tests_by_name.get(finding.test)
+        lines = {finding.line, test.line if test else finding.line}
+        if any(_suppressed(module, line, finding.code) for line in lines):
+            continue
+        rule = RULES[finding.code]
+        smells.append(rule.smell(relative, finding.line, finding.test, finding.message))
+    return known.FileSmells(smells=smells)
 
 
 def smells_section(smells: list[Smell], unparsable: list[CollectionError]) -> SmellsSection:
