@@ -3,9 +3,10 @@ verdicts, run the rest on the workers (and the copy path), score and report."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from auditor.containment.memory import release_freed_memory
@@ -23,6 +24,7 @@ from auditor.mutation.executor import RunnerPool
 from auditor.mutation.jobs import job_for
 from auditor.mutation.plan import PlannedMutant, plan, planner_for
 from auditor.mutation.protocol import Job, JobResult
+from auditor.mutation.test_ids import CaseNames
 from auditor.mutation.type_check import reject_ill_typed
 from auditor.mutation.verdicts import to_report
 from auditor.mutation.verify import verify_sample
@@ -80,7 +82,8 @@ def _mutate(
     """Plan the scope, take the cached verdicts, run the rest, score what came in."""
     started = time.perf_counter()
     scoped = _plan_scope(run, baseline, only, cache)
-    verdicts = _Verdicts(run, cache, scoped.runnable)
+    names = CaseNames(test.nodeid for test in baseline.tests)
+    verdicts = _Verdicts(run, cache, scoped.runnable, names)
     to_run = [m for m in scoped.runnable if m.id not in verdicts.results]
     passing = [t.nodeid for t in baseline.tests if t.reliable]
     release_freed_memory()  # the source files' syntax trees, before the long part
@@ -128,30 +131,45 @@ def _plan_scope(
     return _Scoped(planned, in_scope, scope, runnable, tables, type_checked)
 
 
-def cached_verdict(cache: ResultCache, mutant: PlannedMutant) -> JobResult | None:
-    """The mutant's verdict from an earlier run, unless it names a test this collection
-    lacks: the key knows tests by function and number of cases, not by the cases' ids
-    (`test_parse[07:29:44]` is another id at every collection)."""
+def cached_verdict(cache: ResultCache, mutant: PlannedMutant, names: CaseNames) -> JobResult | None:
+    """The mutant's verdict from an earlier run, the tests it names as this session
+    calls them; none when one of them is not among the mutant's tests."""
     hit = cache.get(mutant.cache_key)
     if hit is None:
         return None
+    hit = renamed(hit, names.local)
     named = {*hit.killed_by, *(kill[0] for kill in hit.kills)}
     return hit if named <= {*mutant.tests, *mutant.subprocess_tests} else None
+
+
+def renamed(result: JobResult, name: Callable[[str], str]) -> JobResult:
+    """The result with each test it names renamed."""
+    return dataclasses.replace(
+        result,
+        killed_by=[name(test) for test in result.killed_by],
+        kills=[(name(kill[0]), *kill[1:]) for kill in result.kills],
+    )
 
 
 class _Verdicts:
     """The verdicts as they come in (cached ones first), counted for the progress line,
     and cached once final."""
 
-    def __init__(self, run: RunContext, cache: ResultCache, runnable: list[PlannedMutant]):
-        self.run, self.cache = run, cache
+    def __init__(
+        self,
+        run: RunContext,
+        cache: ResultCache,
+        runnable: list[PlannedMutant],
+        names: CaseNames,
+    ):
+        self.run, self.cache, self.names = run, cache, names
         self.by_id = {m.id: m for m in runnable}
         self.results: dict[str, JobResult] = {}
         self.cached: set[str] = set()
         self.undecided: set[str] = set()
         """Survived, but the subprocesses that run its code never got the mutant."""
         for mutant in runnable:
-            hit = cached_verdict(cache, mutant)
+            hit = cached_verdict(cache, mutant, names)
             if hit is not None:
                 self.results[mutant.id] = hit
                 self.cached.add(mutant.id)
@@ -168,7 +186,8 @@ class _Verdicts:
         if result.subprocess_unreached and self.run.config.copy_path and not result.on_copy:
             self.undecided.add(result.id)  # not final: cached after the copy run
         else:
-            self.cache.put(self.by_id[result.id].cache_key, result)
+            kept = renamed(result, self.names.portable)
+            self.cache.put(self.by_id[result.id].cache_key, kept)
         self.report_progress()
 
     def take_back(self, mutant_id: str) -> None:
@@ -296,7 +315,7 @@ def _scored(
         verification=_verification(run, baseline, scoped, mutants),
         scope=scoped.scope,
         estimate=estimate(in_scope, results, config) if sampled else None,
-        project_known=_project_known(scoped.scope, scoped.planned, results, verdicts.cache),
+        project_known=_project_known(scoped.scope, scoped.planned, results, verdicts),
         stopped_by_budget=stopped_by_budget and not timing.interrupted,
         interrupted=timing.interrupted,
         data_tables=scoped.data_tables,
@@ -337,7 +356,7 @@ def _project_known(
     scope: Scope,
     planned: list[PlannedMutant],
     results: dict[str, JobResult],
-    cache: ResultCache,
+    verdicts: _Verdicts,
 ) -> MutationScores | None:
     """In diff mode, the whole project's scores over every mutant with a known verdict:
     this run's, earlier runs' (the cache) and the statically known ones."""
@@ -346,7 +365,7 @@ def _project_known(
     known = []
     for mutant in planned:
         result = results.get(mutant.id) or (
-            cached_verdict(cache, mutant) if mutant.runnable else None
+            cached_verdict(verdicts.cache, mutant, verdicts.names) if mutant.runnable else None
         )
         if mutant.runnable and result is None:
             continue

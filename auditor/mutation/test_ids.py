@@ -45,3 +45,35 @@ def by_baseline_id(items: Sequence[Any], baseline: Collection[str]) -> dict[str,
                 del found[item.nodeid]
                 found[nodeid] = item
     return found
+
+
+class CaseNames:
+    """The ids of a session's parametrized cases in a form the next session maps back to
+    its own ids: the test function and the case's place among its cases in the baseline.
+    A cached verdict is stored in that form (its key counts each function's cases, so a
+    hit has as many)."""
+
+    def __init__(self, baseline: Iterable[str]) -> None:
+        self._cases: dict[str, list[str]] = defaultdict(list)
+        for nodeid in baseline:
+            if case_function(nodeid) != nodeid:
+                self._cases[case_function(nodeid)].append(nodeid)
+        self._places = {
+            nodeid: place for cases in self._cases.values() for place, nodeid in enumerate(cases)
+        }
+
+    def portable(self, nodeid: str) -> str:
+        place = self._places.get(nodeid)
+        return nodeid if place is None else f"{case_function(nodeid)}{_PLACE}{place}]"
+
+    def local(self, name: str) -> str:
+        """The id in this session of a `portable` name (other names as they are)."""
+        function, marker, place = name.partition(_PLACE)
+        cases = self._cases.get(function, [])
+        if marker and place[:-1].isdigit() and int(place[:-1]) < len(cases):
+            return cases[int(place[:-1])]
+        return name
+
+
+_PLACE = "[\x00#"
+"""Begins a case's place: no parameter id holds a NUL."""

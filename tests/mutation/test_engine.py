@@ -327,9 +327,9 @@ def test_double(stamp):
 
 
 @pytest.mark.slow
-def test_a_case_id_made_at_collection_keeps_the_verdicts_that_do_not_name_it(tmp_path):
+def test_verdicts_whose_tests_are_named_at_collection_come_from_the_cache(tmp_path):
     """marshmallow parametrizes with the time: every rerun had new test ids, and every
-    mutant its tests cover ran again. A cached kill names the old id: that one runs."""
+    mutant its tests cover ran again. A cached kill names this session's case."""
     (tmp_path / "calc.py").write_text(STAMPED_CODE)
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_calc.py").write_text(STAMPED_TESTS)
@@ -337,12 +337,11 @@ def test_a_case_id_made_at_collection_keeps_the_verdicts_that_do_not_name_it(tmp
     second = audit_json(tmp_path, "tests", tmp_path / "b.json")
     before = {m["id"]: m for m in first["mutation"]["mutants"] if m["path"] != "none"}
     after = {m["id"]: m for m in second["mutation"]["mutants"] if m["path"] != "none"}
-    survivors = {i for i, m in before.items() if m["status"] == "Survived"}
-    assert survivors
-    assert {i for i, m in after.items() if m["cached"]} == survivors
+    assert {m["status"] for m in before.values()} == {"Killed", "Survived"}
+    assert all(m["cached"] for m in after.values())
     assert {i: m["status"] for i, m in after.items()} == {i: m["status"] for i, m in before.items()}
-    test_ids = {test["nodeid"] for test in second["baseline"]["tests"]}
-    assert {m["killed_by"][0] for m in after.values() if m["killed_by"]} <= test_ids
+    (stamped,) = [test["nodeid"] for test in second["baseline"]["tests"]]
+    assert {m["killed_by"][0] for m in after.values() if m["killed_by"]} == {stamped}
 
 
 @pytest.mark.slow

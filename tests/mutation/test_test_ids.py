@@ -3,7 +3,7 @@ again under the baseline's ids."""
 
 from dataclasses import dataclass
 
-from auditor.mutation.test_ids import by_baseline_id, cases_by_function
+from auditor.mutation.test_ids import CaseNames, by_baseline_id, cases_by_function
 
 
 @dataclass(frozen=True)
@@ -40,3 +40,18 @@ def test_a_case_whose_id_is_unchanged_keeps_it_beside_one_that_changed():
     items = [Item("t.py::test_parse[fixed]"), Item("t.py::test_parse[b1]")]
     found = by_baseline_id(items, ["t.py::test_parse[fixed]", "t.py::test_parse[a1]"])
     assert found == {"t.py::test_parse[fixed]": items[0], "t.py::test_parse[a1]": items[1]}
+
+
+def test_a_case_kept_by_its_place_is_named_as_the_next_session_names_it():
+    first = CaseNames(["t.py::test_add", "t.py::test_parse[a1]", "t.py::test_parse[a2]"])
+    again = CaseNames(["t.py::test_add", "t.py::test_parse[b1]", "t.py::test_parse[b2]"])
+    assert again.local(first.portable("t.py::test_parse[a2]")) == "t.py::test_parse[b2]"
+    assert again.local(first.portable("t.py::test_add")) == "t.py::test_add"
+
+
+def test_a_place_the_next_session_does_not_have_stays_unresolved():
+    first = CaseNames(["t.py::test_parse[a1]", "t.py::test_parse[a2]"])
+    again = CaseNames(["t.py::test_parse[b1]"])
+    kept = first.portable("t.py::test_parse[a2]")
+    assert again.local(kept) == kept
+    assert kept not in {"t.py::test_parse[a2]", "t.py::test_parse[b1]"}
