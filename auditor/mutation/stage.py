@@ -139,7 +139,9 @@ def cached_verdict(cache: ResultCache, mutant: PlannedMutant, names: CaseNames) 
         return None
     hit = renamed(hit, names.local)
     named = {*hit.killed_by, *(kill[0] for kill in hit.kills)}
-    return hit if named <= {*mutant.tests, *mutant.subprocess_tests} else None
+    # A survivor names none; a kill one to a few: no set of the mutant's tests per hit.
+    known = all(test in mutant.tests or test in mutant.subprocess_tests for test in named)
+    return hit if known else None
 
 
 def renamed(result: JobResult, name: Callable[[str], str]) -> JobResult:
