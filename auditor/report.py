@@ -49,7 +49,7 @@ from pydantic import (
     model_validator,
 )
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -181,6 +181,11 @@ class BaselineSection(_Model):
     """How much the measured test process grew while the tests ran (its peak beyond its
     size once they were collected, coverage data included); what a mutant's child may
     grow by is based on it."""
+    reuse: str = ""
+    """Whether this run measured the baseline or kept an earlier run's, and why: kept
+    when nothing it depends on changed (the project's tests, code and config files, the
+    installed packages, the interpreter, audit, the settings), else measured with what
+    changed."""
 
 
 class CoverageCounts(_Model):

@@ -53,7 +53,11 @@ class MutationWorkers:
 
 
 def measure_baseline(run: RunContext, draft: Draft) -> Draft:
-    baseline, coverage = run_baseline(run)
+    store = ResultCache(run.project.root)
+    try:
+        baseline, coverage = run_baseline(run, store)
+    finally:
+        store.close()
     if draft.workers is not None:
         draft.workers.start_runners(run, baseline)
     return draft.add(baseline=baseline, coverage=coverage)
@@ -135,7 +139,8 @@ def _escalates(run: RunContext, draft: Draft) -> bool:
 
 def _baseline_line(draft: Draft) -> str:
     assert draft.baseline is not None
-    return f"{draft.baseline.passed} passed, {draft.baseline.excluded} excluded"
+    kept = ", kept from an earlier run" if draft.baseline.reuse.startswith("kept") else ""
+    return f"{draft.baseline.passed} passed, {draft.baseline.excluded} excluded{kept}"
 
 
 def _smells_line(draft: Draft) -> str:

@@ -229,13 +229,14 @@ def mutants_of(report: dict) -> list[dict]:
 
 def stable(report: dict) -> dict:
     """The report without what legitimately differs between runs: times, memory, cache
-    use, where the project lies, the wording of timeouts, and the trend (one more point
-    per run)."""
+    use (a kept baseline included), where the project lies, the wording of timeouts, and
+    the trend (one more point per run)."""
     report = json.loads(json.dumps(report))
     report.pop("timings")
     report.pop("trend")
     report["project"].pop("root")
     report["baseline"].pop("memory_growth_mb")
+    report["baseline"].pop("reuse")  # measured, then kept
     for test in report["baseline"]["tests"]:
         test.pop("duration")
     mutation = report["mutation"]

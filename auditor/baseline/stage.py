@@ -7,7 +7,9 @@ import tempfile
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
+from auditor.baseline import known
 from auditor.baseline.coverage_data import BaselineCoverage
 from auditor.baseline.runner import BaselineRunner, ChildOutcome
 from auditor.context import RunContext
@@ -30,11 +32,33 @@ def _file_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-def run_baseline(run: RunContext) -> tuple[BaselineSection, CoverageSection]:
-    """The measured run, and the flaky reruns alongside it on the other cores (each is a
-    single process; they share nothing but the read-only project). Past the run's
-    deadline (the time budget) a run that crashed or hung is not started again: the
-    measured run then stops the audit, a rerun is left out."""
+def run_baseline(
+    run: RunContext, store: known.BaselineStore | None = None
+) -> tuple[BaselineSection, CoverageSection]:
+    """The baseline kept from an earlier run when nothing it depends on changed (see
+    `known`); else the measured run, and the flaky reruns alongside it on the other cores
+    (each is a single process; they share nothing but the read-only project). Past the
+    run's deadline (the time budget) a run that crashed or hung is not started again:
+    the measured run then stops the audit, a rerun is left out."""
+    settings = known.scope({**_settings(run), "reruns": run.config.flaky_reruns})
+    now = known.manifest(run.project)
+    earlier = known.kept(store, settings)
+    changed = (
+        known.changes(earlier.manifest, now)
+        if earlier is not None
+        else ["no baseline kept for these settings"]
+    )
+    if earlier is not None and not changed:
+        reuse = "kept from an earlier run: nothing it depends on changed"
+        return earlier.baseline.model_copy(update={"reuse": reuse}), earlier.coverage
+    baseline, coverage = _measured(run)
+    baseline.reuse = f"measured: {'; '.join(changed)}"
+    kept = known.KeptBaseline(manifest=now, baseline=baseline, coverage=coverage)
+    known.keep(store, settings, kept)
+    return baseline, coverage
+
+
+def _measured(run: RunContext) -> tuple[BaselineSection, CoverageSection]:
     with (
         tempfile.TemporaryDirectory(prefix="audit-baseline-") as scratch,
         _Reruns(run, Path(scratch)) as reruns,
@@ -114,24 +138,31 @@ def _measure(
     return section, coverage.summary(passing, source_dirs, project.test_code)
 
 
+def _settings(run: RunContext) -> dict[str, Any]:
+    """What the test processes are given: a kept baseline holds for these only."""
+    project, config = run.project, run.config
+    return {
+        "test_paths": [project.relative(path) for path in project.collect_paths],
+        "source_dirs": [str(path) for path in project.source_paths],
+        "source_roots": [str(path) for path in project.source_roots],
+        "allow_write": config.allow_write,
+        "test_timeout": config.test_timeout,
+        "memory_limit_mb": config.memory_limit_mb,
+        "omit": project.test_code,
+        "pytest_options": project.pytest_options,
+        "isolation": run.isolation,
+    }
+
+
 def _runner(run: RunContext, workdir: Path, shuffle_seed: int | None = None) -> BaselineRunner:
     """The measured run (no seed), or an outcomes-only rerun in a shuffled order."""
-    project, config = run.project, run.config
     return BaselineRunner(
-        project.root,
+        run.project.root,
         workdir,
-        test_paths=[project.relative(path) for path in project.collect_paths],
-        source_dirs=[str(path) for path in project.source_paths],
-        source_roots=[str(path) for path in project.source_roots],
-        allow_write=config.allow_write,
-        test_timeout=config.test_timeout,
-        memory_limit_mb=config.memory_limit_mb,
+        **_settings(run),
         measure=shuffle_seed is None,
         shuffle_seed=shuffle_seed,
-        isolation=run.isolation,
-        omit=project.test_code,
         deadline=run.deadline,
-        pytest_options=project.pytest_options,
     )
 
 

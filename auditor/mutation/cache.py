@@ -22,7 +22,10 @@ from auditor.mutation.compiler import Swap
 from auditor.mutation.protocol import JobResult
 from mutators.sites import Site
 
-_TABLES = ("results", "sites", "swaps", "probes", "type_checks", "smells")
+_TABLES = ("results", "sites", "swaps", "probes", "type_checks", "smells", "baselines")
+_KEPT_BASELINES = 4
+"""Baselines kept, one per set of settings, the latest first (each a few MB for a suite
+of a thousand tests)."""
 _SCHEMA = """
 create table if not exists {table} (
     key text primary key,
@@ -155,6 +158,22 @@ class ResultCache:
                 if key not in keys and key.rpartition(":")[0] in files
             ]
             self.connection.executemany("delete from smells where key = ?", stale)
+            self.connection.commit()
+        except sqlite3.DatabaseError:
+            pass
+
+    def get_baseline(self, scope: str) -> str | None:
+        """The baseline kept for these settings (`baseline.known`), as its JSON."""
+        return self._read("baselines", scope)
+
+    def put_baseline(self, scope: str, value: str) -> None:
+        self._write("baselines", scope, value)
+        try:  # a replaced row is inserted anew: the latest rows have the highest rowids
+            self.connection.execute(
+                "delete from baselines where rowid not in"
+                " (select rowid from baselines order by rowid desc limit ?)",
+                (_KEPT_BASELINES,),
+            )
             self.connection.commit()
         except sqlite3.DatabaseError:
             pass
