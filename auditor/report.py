@@ -394,6 +394,13 @@ class Scope(_Model):
     changed_files: list[str] = Field(default_factory=list)
     changed_lines: dict[str, list[int]] = Field(default_factory=dict)
     """Per changed file, the lines the diff added or changed (what annotations mark)."""
+    changed_tests: list[str] = Field(default_factory=list)
+    """The changed test files: the functions their tests call are in scope too."""
+    on_changed_lines: int = 0
+    """Mutants in scope because they are on changed lines."""
+    called_by_changed_tests: int = 0
+    """Mutants in scope only because they are in a function a changed test calls (its
+    own phases, not the imports it ran at collection)."""
     shard: str | None = None
     """`K/N`: this report holds the mutants of shard K; `audit merge` combines N of them."""
     planned: int = 0

@@ -449,9 +449,14 @@ def scope_notes(report: Report) -> list[str]:
     notes = []
     scope = mutation.scope
     if scope.kind == "diff":
+        called = ""
+        if scope.called_by_changed_tests:
+            tests = ", ".join(scope.changed_tests)
+            called = f" and {scope.called_by_changed_tests} in functions that {tests} call"
         notes.append(
-            f"patch scores: {scope.selected} of {scope.planned} mutants, on lines changed "
-            f"since {scope.diff_ref} ({len(scope.changed_files)} files)"
+            f"patch scores: {scope.selected} of {scope.planned} mutants: "
+            f"{scope.on_changed_lines} on lines changed since {scope.diff_ref} "
+            f"({len(scope.changed_files)} files){called}"
         )
         known = mutation.project_known
         if known is not None and known.score is not None:

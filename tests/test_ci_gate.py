@@ -77,6 +77,39 @@ def test_diff_runs_only_the_mutants_of_the_changed_lines(shop_repo):
     assert mutation["project_known"]["counts"]["killed"] >= mutation["scores"]["counts"]["killed"]
 
 
+def _add_a_rounding_test(root: Path) -> None:
+    (root / "tests_shallow" / "test_rounding.py").write_text(
+        "from decimal import Decimal\n\nfrom shop.pricing import round_money\n\n\n"
+        "def test_round_money_rounds_half_up():\n"
+        '    assert round_money(Decimal("1.005")) == Decimal("1.01")\n'
+    )
+
+
+@pytest.mark.slow
+def test_a_new_test_brings_in_the_functions_it_calls_not_what_its_imports_ran(shop_repo):
+    _add_a_rounding_test(shop_repo)
+    result, report = audit(shop_repo, "tests_shallow", "--diff", "HEAD")
+    assert result.returncode == 0, result.stderr
+    scope = report["mutation"]["scope"]
+    mutants = report["mutation"]["mutants"]
+    assert {(m["file"], m["function"]) for m in mutants} == {("shop/pricing.py", "round_money")}
+    assert scope["changed_tests"] == ["tests_shallow/test_rounding.py"]
+    assert (scope["on_changed_lines"], scope["called_by_changed_tests"]) == (0, len(mutants))
+
+
+@pytest.mark.slow
+def test_a_diff_run_probes_only_the_functions_of_its_mutants(shop_repo):
+    _add_a_rounding_test(shop_repo)
+    out = shop_repo.parent / "probed.json"
+    result = run_audit("tests_shallow", "--diff", "HEAD", "-q", "--json", str(out), cwd=shop_repo)
+    assert result.returncode == 0, result.stderr
+    probes = json.loads(out.read_text())["probes"]
+    assert [(f["file"], f["function"]) for f in probes["functions"]] == [
+        ("shop/pricing.py", "round_money")
+    ]
+    assert all(finding["function"] == "round_money" for finding in probes["findings"])
+
+
 def test_a_bad_diff_ref_is_a_one_line_error(shop_repo):
     result, _ = audit(shop_repo, "tests_shallow", "--diff", "no-such-branch")
     assert result.returncode == 2

@@ -6,6 +6,7 @@ same inputs select the same mutants on any machine."""
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
 import hashlib
 import math
@@ -13,15 +14,16 @@ import random
 import re
 import subprocess
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.config import AuditConfig, shard_parts
 from auditor.discovery.project import Project
 from auditor.errors import ConfigError, DiffError
+from auditor.mutation.compiler import line_starts
 from auditor.mutation.plan import PlannedMutant
-from auditor.report import Scope
+from auditor.report import BaselineSection, Scope, TestResult
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
@@ -96,22 +98,47 @@ def changed_lines(root: Path, ref: str) -> dict[str, set[int]]:
 
 
 def touched_by_diff(
-    mutants: Iterable[PlannedMutant], changed: dict[str, set[int]], changed_tests: set[str]
-) -> list[PlannedMutant]:
-    """Mutants on changed lines, and mutants that changed tests cover (so a rewritten
-    test is checked against everything it runs)."""
-    chosen = []
+    mutants: Iterable[PlannedMutant],
+    changed: dict[str, set[int]],
+    ran_by_changed_tests: dict[str, set[int]],
+) -> tuple[list[PlannedMutant], int]:
+    """Mutants on changed lines, and those of the functions the changed tests call, so a
+    new or rewritten test is checked against the code it exercises, not every line its
+    imports ran at collection (`ran_by_changed_tests`: the lines those tests ran, per
+    file). Also how many are in only for the tests."""
+    chosen, called = [], 0
+    ends = _FunctionEnds()
     for mutant in mutants:
-        lines = changed.get(mutant.file, set())
-        on_changed_line = any(
-            line in lines for line in range(mutant.site.line, mutant.site.end_line + 1)
-        )
-        covered_by_changed_test = any(
-            test.split("::", 1)[0] in changed_tests for test in mutant.tests
-        )
-        if on_changed_line or covered_by_changed_test:
+        site = mutant.site
+        if _any_in(changed.get(mutant.file, ()), site.line, site.end_line):
             chosen.append(mutant)
-    return chosen
+            continue
+        ran = ran_by_changed_tests.get(mutant.file, ())
+        if site.function:  # the function's body, from the line after its `def`
+            called_here = _any_in(ran, site.function_line + 1, ends.line(mutant))
+        else:
+            called_here = _any_in(ran, site.line, site.end_line)
+        if called_here:
+            chosen.append(mutant)
+            called += 1
+    return chosen, called
+
+
+def _any_in(lines: Collection[int], first: int, last: int) -> bool:
+    return any(line in lines for line in range(first, last + 1))
+
+
+class _FunctionEnds:
+    """The last line of each mutant's function, from its character offset."""
+
+    def __init__(self) -> None:
+        self._starts: dict[str, list[int]] = {}
+
+    def line(self, mutant: PlannedMutant) -> int:
+        starts = self._starts.get(mutant.file)
+        if starts is None:
+            starts = self._starts[mutant.file] = line_starts(mutant.source)
+        return bisect.bisect_right(starts, mutant.site.function_end - 1)
 
 
 def _strata(mutants: Sequence[PlannedMutant]) -> dict[tuple[str, str], list[PlannedMutant]]:
@@ -179,17 +206,33 @@ def mutated_files(project: Project, config: AuditConfig) -> list[Path]:
     ]
 
 
+def _ran_by(tests: Iterable[TestResult]) -> dict[str, set[int]]:
+    """The lines the tests ran in their own phases, in process or in subprocesses (not
+    at import or collection time), per file."""
+    ran: dict[str, set[int]] = defaultdict(set)
+    for test in tests:
+        for lines in (test.lines, test.subprocess_lines):
+            for file, numbers in lines.items():
+                ran[file].update(numbers)
+    return ran
+
+
 def select_scope(
-    project: Project, config: AuditConfig, planned: list[PlannedMutant]
+    project: Project, config: AuditConfig, planned: list[PlannedMutant], baseline: BaselineSection
 ) -> tuple[list[PlannedMutant], Scope]:
     if config.diff:
         changed = changed_lines(project.root, config.diff)
-        tests = {project.relative(path) for path in project.test_files}
-        in_scope = touched_by_diff(planned, changed, tests & set(changed))
+        test_files = {project.relative(path) for path in project.test_files}
+        changed_tests = sorted(test_files & set(changed))
+        ran = _ran_by(test for test in baseline.tests if test.file in changed_tests)
+        in_scope, called = touched_by_diff(planned, changed, ran)
         scope = Scope(
             kind="diff",
             diff_ref=config.diff,
             changed_files=sorted(changed),
+            changed_tests=changed_tests,
+            on_changed_lines=len(in_scope) - called,
+            called_by_changed_tests=called,
             changed_lines={
                 path: sorted(lines)
                 for path, lines in sorted(changed.items())

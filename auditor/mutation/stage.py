@@ -118,7 +118,7 @@ def _plan_scope(
     project, config = run.project, run.config
     planner = planner_for(project, config, baseline, cache)
     planned = plan(planner, selection.mutated_files(project, config))
-    in_scope, scope = selection.select_scope(project, config, planned)
+    in_scope, scope = selection.select_scope(project, config, planned, baseline)
     if only is not None:
         in_scope = [m for m in in_scope if m.id in only]
     type_checked = reject_ill_typed(

@@ -61,6 +61,14 @@ def _targets(project: Project) -> list[Target]:
     return sorted(found, key=lambda target: target.key)
 
 
+def _diff_functions(mutation: MutationSection | None) -> set[tuple[str, str]] | None:
+    """The functions a `--diff` run is about (those of its mutants: on changed lines, or
+    called by changed tests); None when the run is about the whole project."""
+    if mutation is None or mutation.scope.kind != "diff":
+        return None
+    return {(mutant.file, mutant.function) for mutant in mutation.mutants}
+
+
 def _allowed(target: Target, allow: list[str]) -> bool:
     return any(entry in (target.qualname, target.key, target.file) for entry in allow)
 
@@ -170,8 +178,11 @@ def run_probes(
     started = time.perf_counter()
     functions: list[FunctionProbe] = []
     probed: dict[str, TargetSpec] = {}
+    in_scope = _diff_functions(mutation)
     for target in _targets(project):
-        if target.outside and not _allowed(target, config.probe_allow):
+        if not target.outside or _allowed(target, config.probe_allow):
+            probed[target.key] = _target_spec(project, target, baseline)
+        elif in_scope is None or (target.file, target.qualname) in in_scope:
             functions.append(
                 FunctionProbe(
                     file=target.file,
@@ -181,8 +192,6 @@ def run_probes(
                     reason=f"{target.outside}; allow it with probe_allow",
                 )
             )
-        else:
-            probed[target.key] = _target_spec(project, target, baseline)
     to_witness, witnesses = (
         _survivors(baseline, mutation, survivors or {}, probed) if mutation else ([], [])
     )
@@ -191,6 +200,8 @@ def run_probes(
     results: list[FunctionResult | WitnessResult] = []
     to_probe, to_search = [], []
     for spec in probed.values():
+        if in_scope is not None and (spec.file, spec.qualname) not in in_scope:
+            continue
         known = cache.probes(spec)
         if known is None:
             to_probe.append(spec)

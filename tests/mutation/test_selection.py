@@ -16,10 +16,21 @@ from auditor.mutation.selection import (
     wilson_interval,
 )
 
+SOURCE = "".join(f"# line {n}\n" for n in range(1, 21))
 
-def mutant(id_, file="a.py", family="arithmetic", line=1, end_line=None, tests=()):
-    site = SimpleNamespace(family=family, line=line, end_line=end_line or line)
-    return SimpleNamespace(id=id_, file=file, site=site, tests=list(tests))
+
+def mutant(id_, file="a.py", family="arithmetic", line=1, end_line=None, tests=(), function=()):
+    """`function`: (its `def` line, its last line); none at module level."""
+    def_line, last = function or (0, 0)
+    site = SimpleNamespace(
+        family=family,
+        line=line,
+        end_line=end_line or line,
+        function="f" if function else "",
+        function_line=def_line,
+        function_end=SOURCE.index(f"# line {last}\n") + len(f"# line {last}\n") if last else 0,
+    )
+    return SimpleNamespace(id=id_, file=file, site=site, tests=list(tests), source=SOURCE)
 
 
 def population():
@@ -120,12 +131,25 @@ def test_a_folder_outside_git_is_a_diff_error(tmp_path):
         changed_lines(tmp_path, "HEAD")
 
 
-def test_diff_selects_changed_lines_and_what_changed_tests_cover():
+def test_diff_selects_the_mutants_on_changed_lines():
+    mutants = [mutant("on", line=4), mutant("spans", line=2, end_line=5), mutant("off", line=9)]
+    chosen, called = touched_by_diff(mutants, {"a.py": {4}}, {})
+    assert ([m.id for m in chosen], called) == (["on", "spans"], 0)
+
+
+def test_diff_selects_every_mutant_of_a_function_a_changed_test_ran_part_of():
     mutants = [
-        mutant("on", line=4),
-        mutant("spans", line=2, end_line=5),
-        mutant("off", line=9),
-        mutant("by-test", line=9, tests=["tests/test_x.py::test_a"]),
+        mutant("same-function", line=12, function=(10, 14)),
+        mutant("other-function", line=17, function=(16, 18)),
+        mutant("other-file", file="b.py", line=12, function=(10, 14)),
     ]
-    chosen = touched_by_diff(mutants, {"a.py": {4}}, {"tests/test_x.py"})
-    assert [m.id for m in chosen] == ["on", "spans", "by-test"]
+    chosen, called = touched_by_diff(mutants, {}, {"a.py": {11}})
+    assert ([m.id for m in chosen], called) == (["same-function"], 1)
+
+
+def test_diff_leaves_out_import_time_code_a_changed_test_did_not_run_itself():
+    """A test reads the module-level table its import filled (covered, in mutant.tests),
+    but its own phases ran none of it."""
+    mutants = [mutant("table", line=3, tests=["tests/test_x.py::test_a"])]
+    chosen, called = touched_by_diff(mutants, {}, {"a.py": {11}})
+    assert (chosen, called) == ([], 0)
