@@ -213,10 +213,11 @@ def main(spec_path: str) -> int:
     # What the work needs, imported before the guard is on.
     from auditor.containment import guard
     from auditor.mutation import swap  # noqa: F401
-    from auditor.probes import calls, search, witness  # noqa: F401
+    from auditor.probes import calls, search, strategies, witness  # noqa: F401
 
     if spec.guard:
         guard.install(spec.allowed_roots, lambda blocked: None, [spec.root])
+    strategies.bound_sizes()  # before any strategy is built
     work = _Work(spec, results)
     _hide_own_constants()
     _warm_hypothesis()

@@ -4,6 +4,7 @@ suite passed (their types, their elements' types), values whose construction fai
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import itertools
 import typing
 from collections.abc import Collection
@@ -78,6 +79,32 @@ def tolerant(
             reject()
 
     return drawn()
+
+
+MAX_ITEMS = 256
+"""Items in a network or a range the probes generate."""
+
+
+def bound_sizes() -> None:
+    """Hypothesis builds a few standard types at any size: an `IPv4Network('0.0.0.0/0')`
+    holds four billion addresses, `range(0, 3121844)` three million numbers. They are
+    most of what `from_type(Iterable)` draws (240 of 300 values), and code that walks
+    what it is given (`OneOf(choices=...)` joins every item) takes seconds or forever
+    over them: every such call is a hang that costs the call timeout. The probe process
+    registers them again at `MAX_ITEMS` at most."""
+    for network, bits in ((ipaddress.IPv4Network, 32), (ipaddress.IPv6Network, 128)):
+        fewest = bits - (MAX_ITEMS.bit_length() - 1)  # the prefix of a MAX_ITEMS network
+        parts = st.tuples(st.integers(0, 2**bits - 1), st.integers(fewest, bits))
+        st.register_type_strategy(network, parts.map(lambda p, n=network: n(p, strict=False)))
+    ends = st.integers(-MAX_ITEMS // 2, MAX_ITEMS // 2)
+    st.register_type_strategy(
+        range,
+        st.one_of(
+            st.builds(range, st.integers(0, MAX_ITEMS)),
+            st.builds(range, ends, ends),
+            st.builds(range, ends, ends, st.integers(-8, 8).filter(bool)),
+        ),
+    )
 
 
 def validate(strategy: st.SearchStrategy[Any]) -> None:

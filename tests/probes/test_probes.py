@@ -364,6 +364,27 @@ def test_a_function_that_hangs_on_a_large_input_is_reported_with_that_input(tmp_
     assert finding["input"] == "spin(9223372036854775808)"
 
 
+def test_a_function_that_walks_what_it_is_given_is_not_given_billions_of_items(tmp_path):
+    """Hypothesis draws an `Iterable` as a network or a range of any size (`0.0.0.0/0`,
+    `range(0, 577472833)`) most of the time; walking one is no hang of the code's."""
+    root = _project(
+        tmp_path / "walks",
+        """
+        from collections.abc import Iterable
+
+        def joined(values: Iterable) -> str:
+            return ", ".join(str(value) for value in values)
+        """,
+        "from pkg.core import joined\n\ndef test_joined():\n    assert joined([1, 2]) == '1, 2'\n",
+    )
+    out = tmp_path / "walks.json"
+    result = run_audit("tests", "-q", "--no-mutation", "--json", str(out), cwd=root)
+    assert result.returncode == 0, result.stderr
+    probes = json.loads(out.read_text())["probes"]
+    assert [(f["function"], f["status"]) for f in probes["functions"]] == [("joined", "probed")]
+    assert probes["findings"] == []
+
+
 CONSTRUCTED = """
 class Field:
     def __init__(self, *, required: bool = False):
