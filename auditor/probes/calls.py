@@ -12,7 +12,6 @@ import copy
 import importlib
 import inspect
 import linecache
-import os
 import sys
 import typing
 from types import CodeType, FunctionType, TracebackType
@@ -24,6 +23,7 @@ from auditor.probes.edges import edge_values
 from auditor.probes.hangs import CallTimeout, alarm, guarded_call
 from auditor.probes.outcomes import Outcome, drained, equal, short_repr
 from auditor.probes.protocol import TargetSpec
+from auditor.probes.reach import real_path
 from auditor.probes.strategies import (
     allows_none,
     concrete_types,
@@ -400,7 +400,7 @@ class Subject:
             code = traceback.tb_frame.f_code
             if code is self.function.__code__ or code.co_name == self.code.co_name:
                 inside = True
-            filename = os.path.realpath(code.co_filename)
+            filename = real_path(code.co_filename)
             if filename in self.source_files:
                 where = (filename, traceback.tb_lineno)
             traceback = traceback.tb_next

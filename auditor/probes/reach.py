@@ -50,6 +50,13 @@ def statements_of(path: str) -> tuple[tuple[int, int], ...]:
     )
 
 
+@functools.lru_cache(maxsize=4096)
+def real_path(filename: str) -> str:
+    """`os.path.realpath`, once per file name: a trace asks for every call it sees (the
+    infection check's was a third of a marshmallow search child's samples)."""
+    return os.path.realpath(filename)
+
+
 class FileLines:
     """A trace function recording the lines of one file that run.
 
@@ -61,7 +68,6 @@ class FileLines:
         self.path = os.path.realpath(path)
         self.lines: set[int] = set()
         self.calls: set[tuple[int, int]] = set()
-        self._paths: dict[str, str] = {}
 
     def ran(self, first: int, last: int) -> bool:
         """Whether the lines `first`..`last` ran (or, for a header, their function)."""
@@ -69,14 +75,9 @@ class FileLines:
             return True
         return any(start <= last and first < body for start, body in self.calls)
 
-    def _in_file(self, filename: str) -> bool:
-        if filename not in self._paths:
-            self._paths[filename] = os.path.realpath(filename)
-        return self._paths[filename] == self.path
-
     def __call__(self, frame: FrameType, event: str, arg: Any) -> Tracer | None:
         code = frame.f_code
-        if not self._in_file(code.co_filename):
+        if real_path(code.co_filename) != self.path:
             return None
         # A generator resuming sends another call event: its first line then is not the
         # first of the body, so a generator's header is never counted.
@@ -126,7 +127,7 @@ class States:
     def _spans_lines(self, code: CodeType) -> bool:
         if code not in self._spans:
             lines = [line for _, _, line in code.co_lines() if line is not None]
-            in_file = os.path.realpath(code.co_filename) == self.path
+            in_file = real_path(code.co_filename) == self.path
             self._spans[code] = (code.co_firstlineno, max(lines)) if lines and in_file else (0, 0)
         start, end = self._spans[code]
         return start <= self.first and self.last <= end
