@@ -184,8 +184,9 @@ class BaselineSection(_Model):
     reuse: str = ""
     """Whether this run measured the baseline or kept an earlier run's, and why: kept
     when nothing it depends on changed (the project's tests, code and config files, the
-    installed packages, the interpreter, audit, the settings), else measured with what
-    changed."""
+    installed packages, the interpreter, audit, the settings); partly measured when only
+    test files and function bodies changed (the tests they touch run again); else
+    measured, with what changed."""
 
 
 class CoverageCounts(_Model):

@@ -130,13 +130,21 @@ class BaselineCoverage:
         return {file: lines for file, lines in calls.items() if lines}
 
     def summary(
-        self, passing: Iterable[str], source_dirs: list[str], omit: Sequence[str] = ()
+        self,
+        passing: Iterable[str],
+        source_dirs: list[str],
+        omit: Sequence[str] = (),
+        kept: Iterable[dict[str, list[tuple[int, int]]]] = (),
     ) -> CoverageSection:
-        """File and function coverage from import time plus the passing tests only."""
+        """File and function coverage from import time plus the passing tests only;
+        `kept`: the arcs (by relative path) of passing tests an earlier run measured."""
         union = {file: set(arcs) for file, arcs in self._arcs_in("").items()}
         for nodeid in passing:
             for file, arcs in self.for_test(nodeid).items():
                 union.setdefault(file, set()).update(arcs)
+        for arcs_by_file in kept:
+            for file, arcs in arcs_by_file.items():
+                union.setdefault(str(self.root / file), set()).update(map(tuple, arcs))
         with tempfile.TemporaryDirectory(prefix="audit-cov-") as scratch:
             filtered = CoverageData(str(Path(scratch) / "passing.sqlite"))
             filtered.add_arcs({file: sorted(arcs) for file, arcs in union.items()})

@@ -4,18 +4,22 @@ What the suite's run gives depends on the project's files (the tests and the fil
 beside them, the code under test, every Python file importable from the source roots,
 the config files), the installed packages, the interpreter, audit's own code and the
 run's settings. The kept baseline carries a manifest of all of them; a run whose
-manifest is the same reuses the kept sections and starts no test process, and a run
-whose manifest differs measures again and says what changed. Environment variables and
-files outside the project are not in the manifest (docs/performance.md)."""
+manifest is the same reuses the kept sections and starts no test process. A run after a
+change to test files and function bodies only (`partial`) runs the tests it can touch,
+and the others keep their results; any other change measures everything again. The
+report says which, and what changed. Environment variables and files outside the
+project are not in the manifest (docs/ci.md)."""
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
 import os
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,11 +28,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 import auditor
 from auditor import __version__
 from auditor.discovery.project import Project
-from auditor.report import BaselineSection, CoverageSection
+from auditor.report import BaselineSection, CoverageSection, TestResult
 
 _CONFIG_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini")
 _NAMED_CHANGES = 3
 """Changed files a reason names before it counts the rest."""
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 class Manifest(BaseModel):
@@ -47,6 +52,18 @@ class KeptBaseline(BaseModel):
     manifest: Manifest
     baseline: BaselineSection
     coverage: CoverageSection
+    sources: dict[str, str] = {}
+    """The code under test as it was measured, by relative path: a later run compares
+    a changed file with it to find the functions that changed."""
+
+
+@dataclass(frozen=True)
+class Partial:
+    """A run of only the tests a change can touch: the rest keep their results."""
+
+    kept: list[TestResult]
+    changed: str
+    """What changed, in words."""
 
 
 class BaselineStore(Protocol):
@@ -183,3 +200,102 @@ def _files_reason(paths: Iterable[str]) -> str:
     more = f" and {len(paths) - _NAMED_CHANGES} more" if len(paths) > _NAMED_CHANGES else ""
     noun = "file" if len(paths) == 1 else "files"
     return f"{len(paths)} {noun} changed ({named}{more})"
+
+
+def sources(project: Project) -> dict[str, str]:
+    return {
+        project.relative(path): path.read_text(encoding="utf-8", errors="replace")
+        for path in project.source_files
+    }
+
+
+def partial(earlier: KeptBaseline, now: Manifest, project: Project) -> Partial | str:
+    """The tests that need no new run after the change from `earlier` to `now`, or why
+    every test runs again. Only test files and function bodies of the code under test
+    may have changed, each line in place (so every kept line number still holds), and
+    no changed function may have run at import. The tests that run again: those of the
+    changed test files, those that ran a changed function, and those that did not pass."""
+    before = earlier.manifest
+    if (before.audit, before.python, before.packages) != (now.audit, now.python, now.packages):
+        return "; ".join(changes(before, now))
+    changed = _changed_files(before.files, now.files)
+    test_files = {project.relative(path) for path in project.test_files}
+    test_files |= {test.file for test in earlier.baseline.tests}  # deleted ones too
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for path in changed:
+        if path in test_files:
+            continue
+        if path not in earlier.sources or path not in now.files:
+            return f"{path} changed (not a test file, nor a function of the code under test)"
+        found = changed_bodies(earlier.sources[path], _read(project.root / path).decode())
+        if isinstance(found, str):
+            return f"{path}: {found}"
+        ran_at_import = set(earlier.baseline.import_time_lines.get(path, ()))
+        if any(_any_in(ran_at_import, span) for span in found):
+            return f"{path}: a changed function ran at import"
+        spans[path] = found
+    kept = [
+        test
+        for test in earlier.baseline.tests
+        if test.outcome == "passed" and test.file not in changed and not _ran(test, spans)
+    ]
+    if any(test.subprocess_lines for test in kept):
+        return _files_reason(changed) + "; tests start Python subprocesses"
+    return Partial(kept=kept, changed=_files_reason(changed))
+
+
+def _any_in(lines: Iterable[int], span: tuple[int, int]) -> bool:
+    first, last = span
+    return any(first <= line <= last for line in lines)
+
+
+def _ran(test: TestResult, spans: dict[str, list[tuple[int, int]]]) -> bool:
+    return any(
+        _any_in(test.lines.get(path, ()), span) for path, found in spans.items() for span in found
+    )
+
+
+def changed_bodies(old: str, new: str) -> list[tuple[int, int]] | str:
+    """The line spans of the function bodies (docstrings aside) that differ between two
+    versions of a file, or why the change is more than that: lines added or removed,
+    a changed line outside every body (a signature, a decorator, module or class code;
+    comment and blank lines aside)."""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    if len(old_lines) != len(new_lines):
+        return "lines were added or removed"
+    try:
+        bodies = _bodies(ast.parse(old))
+        if bodies != _bodies(ast.parse(new)):
+            return "a function's body moved"
+    except (SyntaxError, ValueError):
+        return "it does not parse"
+    spans = set()
+    for number, (was, now) in enumerate(zip(old_lines, new_lines, strict=True), 1):
+        if was == now or (_is_comment(was) and _is_comment(now)):
+            continue
+        span = next((body for body in bodies if body[0] <= number <= body[1]), None)
+        if span is None:
+            return f"line {number} changed outside a function's body"
+        spans.add(span)
+    return sorted(spans)
+
+
+def _is_comment(line: str) -> bool:
+    return line.strip() == "" or line.lstrip().startswith("#")
+
+
+def _bodies(tree: ast.Module) -> list[tuple[int, int]]:
+    """The body of every module-level function and of every method of a module-level
+    class: from its first statement past the docstring to its last line."""
+    functions = [node for node in tree.body if isinstance(node, _FUNCTIONS)]
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            functions += [member for member in node.body if isinstance(member, _FUNCTIONS)]
+    spans = []
+    for function in functions:
+        body = function.body
+        if ast.get_docstring(function, clean=False) is not None:
+            body = body[1:]
+        if body:
+            spans.append((body[0].lineno, function.end_lineno or body[-1].lineno))
+    return sorted(spans)

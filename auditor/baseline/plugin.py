@@ -137,6 +137,9 @@ class BaselinePlugin:
                 reordered.reverse()
         items[:] = reordered
 
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.emit(protocol.Deselected(nodeids=[item.nodeid for item in items]))
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         resident_mb = resident_bytes(os.getpid()) / 2**20

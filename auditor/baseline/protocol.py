@@ -58,6 +58,15 @@ class Collected:
 
 
 @dataclass
+class Deselected:
+    """Tests collected and left out by `ChildSpec.deselect` (those of a kept baseline
+    that this collection still has)."""
+
+    nodeids: list[str]
+    kind: Literal["deselected"] = "deselected"
+
+
+@dataclass
 class Start:
     nodeid: str
     kind: Literal["start"] = "start"
@@ -102,7 +111,9 @@ class Resume:
     kind: Literal["resume"] = "resume"
 
 
-Event = Collecting | CollectError | Collected | Start | Result | Observed | Finish | Resume
+Event = (
+    Collecting | CollectError | Collected | Deselected | Start | Result | Observed | Finish | Resume
+)
 
 
 CONTEXT_PHASES = ("setup", "run", "teardown")

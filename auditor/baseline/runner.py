@@ -52,6 +52,8 @@ class ChildOutcome:
     memory_growth_mb: float = 0.0
     """How much the child grew while its tests ran: its peak beyond its size once the
     tests were collected."""
+    kept: list[str] = field(default_factory=list)
+    """The tests of `BaselineRunner.keep` this collection has (left out of the run)."""
 
 
 @dataclass
@@ -221,7 +223,10 @@ class BaselineRunner:
         omit: tuple[str, ...] = (),
         deadline: float | None = None,
         pytest_options: PytestOptions = AUDIT_DEFAULTS,
+        keep: list[str] | None = None,
     ) -> None:
+        """`keep`: tests whose results an earlier baseline holds; they are collected
+        (import time is measured as in a whole run) and not run."""
         self.root = root
         self.test_paths = test_paths
         self.source_dirs = source_dirs
@@ -239,6 +244,7 @@ class BaselineRunner:
         or hung is not run again from its start: the first run and resumes after a
         timeout always go on (the report needs the baseline; a resume makes progress)."""
         self.pytest_options = pytest_options
+        self.keep = keep or []
         self._cancelled = threading.Event()
 
     def cancel(self) -> None:
@@ -349,7 +355,7 @@ class BaselineRunner:
         for number in itertools.count():
             attempt_dir = self.workdir / f"attempt-{number}"
             attempt_dir.mkdir(parents=True)
-            deselect = [entry.nodeid for entry in (*removed, *resumed.results)]
+            deselect = [*self.keep, *(entry.nodeid for entry in (*removed, *resumed.results))]
             spec = self._spec(attempt_dir, deselect)
             attempt = self._run_once(spec, attempt_dir, progress, len(resumed.results))
             output = (attempt_dir / "output.log").read_text(encoding="utf-8", errors="replace")
@@ -383,6 +389,7 @@ class BaselineRunner:
                     last_collected_file=collecting[-1].path if collecting else "",
                     observed=merge_observed([*resumed.observed, *attempt.events]),
                     memory_growth_mb=_memory_growth_mb(attempt.events),
+                    kept=self._kept_in(attempt.events),
                 )
             removed.append(self._culprit(attempt, output))
             restart += 1
@@ -397,6 +404,16 @@ class BaselineRunner:
                     f"{len(removed)} test(s) that crashed or hung ({removed[-1].nodeid})",
                 )
         raise AssertionError("unreachable")
+
+    def _kept_in(self, events: list[protocol.Event]) -> list[str]:
+        keep = set(self.keep)
+        return sorted(
+            nodeid
+            for event in events
+            if isinstance(event, protocol.Deselected)
+            for nodeid in event.nodeids
+            if nodeid in keep
+        )
 
     def _culprit(self, attempt: _Attempt, output: str) -> protocol.Result:
         """The test that was running when the child died or hung, as a result entry."""

@@ -9,8 +9,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from auditor.baseline import known
+from auditor.baseline import known, protocol
 from auditor.baseline.coverage_data import BaselineCoverage
+from auditor.baseline.observe import MAX_CALLS
 from auditor.baseline.runner import BaselineRunner, ChildOutcome
 from auditor.context import RunContext
 from auditor.discovery.project import Project
@@ -35,41 +36,77 @@ def _file_of(nodeid: str) -> str:
 def run_baseline(
     run: RunContext, store: known.BaselineStore | None = None
 ) -> tuple[BaselineSection, CoverageSection]:
-    """The baseline kept from an earlier run when nothing it depends on changed (see
-    `known`); else the measured run, and the flaky reruns alongside it on the other cores
-    (each is a single process; they share nothing but the read-only project). Past the
-    run's deadline (the time budget) a run that crashed or hung is not started again:
-    the measured run then stops the audit, a rerun is left out."""
+    """The baseline kept from an earlier run when nothing it depends on changed, or
+    measured again for the tests a change can touch only (see `known`); else the
+    measured run, and the flaky reruns alongside it on the other cores (each is a single
+    process; they share nothing but the read-only project). Past the run's deadline (the
+    time budget) a run that crashed or hung is not started again: the measured run then
+    stops the audit, a rerun is left out."""
     settings = known.scope({**_settings(run), "reruns": run.config.flaky_reruns})
     now = known.manifest(run.project)
     earlier = known.kept(store, settings)
-    changed = (
-        known.changes(earlier.manifest, now)
-        if earlier is not None
-        else ["no baseline kept for these settings"]
-    )
-    if earlier is not None and not changed:
-        reuse = "kept from an earlier run: nothing it depends on changed"
-        return earlier.baseline.model_copy(update={"reuse": reuse}), earlier.coverage
-    baseline, coverage = _measured(run)
-    baseline.reuse = f"measured: {'; '.join(changed)}"
-    kept = known.KeptBaseline(manifest=now, baseline=baseline, coverage=coverage)
+    plan: known.Partial | str = "no baseline kept for these settings"
+    if earlier is not None:
+        if not known.changes(earlier.manifest, now):
+            reuse = "kept from an earlier run: nothing it depends on changed"
+            return earlier.baseline.model_copy(update={"reuse": reuse}), earlier.coverage
+        plan = known.partial(earlier, now, run.project)
+    if isinstance(plan, known.Partial) and earlier is not None:
+        baseline, coverage = _measured(run, plan, earlier.baseline)
+    else:
+        baseline, coverage = _measured(run)
+        baseline.reuse = f"measured: {plan}"
+    sources = known.sources(run.project)
+    kept = known.KeptBaseline(manifest=now, baseline=baseline, coverage=coverage, sources=sources)
     known.keep(store, settings, kept)
     return baseline, coverage
 
 
-def _measured(run: RunContext) -> tuple[BaselineSection, CoverageSection]:
+def _measured(
+    run: RunContext, plan: known.Partial | None = None, earlier: BaselineSection | None = None
+) -> tuple[BaselineSection, CoverageSection]:
+    keep = [test.nodeid for test in plan.kept] if plan is not None else []
     with (
         tempfile.TemporaryDirectory(prefix="audit-baseline-") as scratch,
-        _Reruns(run, Path(scratch)) as reruns,
+        _Reruns(run, Path(scratch), keep) as reruns,
     ):
-        measured = _runner(run, Path(scratch) / "measured")
-        return _measure(run, measured.run(run.progress), reruns)
+        measured = _runner(run, Path(scratch) / "measured", keep=keep)
+        outcome = measured.run(run.progress)
+        found = set(outcome.kept)  # a case named at collection may not be found again
+        kept = [test for test in plan.kept if test.nodeid in found] if plan else []
+        baseline, coverage = _measure(run, outcome, reruns, kept)
+    if plan is not None and earlier is not None:
+        ran = len(baseline.tests) - len(kept)
+        baseline.reuse = (
+            f"measured {ran} of {len(baseline.tests)} tests: {plan.changed}; "
+            "the others kept their results"
+        )
+        baseline.observed = _merged_observed(baseline.observed, earlier.observed)
+        baseline.memory_growth_mb = max(baseline.memory_growth_mb, earlier.memory_growth_mb)
+    return baseline, coverage
+
+
+def _merged_observed(
+    new: list[ObservedFunction], old: list[ObservedFunction]
+) -> list[ObservedFunction]:
+    """This run's calls first, then the kept tests' (those of the earlier run), distinct
+    and at most `MAX_CALLS` per function."""
+    merged: dict[tuple[str, str], ObservedFunction] = {}
+    for entry in (*new, *old):
+        key = (entry.file, entry.qualname)
+        into = merged.setdefault(
+            key, ObservedFunction(file=entry.file, qualname=entry.qualname, calls=[])
+        )
+        into.calls += [call for call in entry.calls if call not in into.calls]
+        del into.calls[MAX_CALLS:]
+    return [merged[key] for key in sorted(merged)]
 
 
 def _measure(
-    run: RunContext, outcome: ChildOutcome, reruns: _Reruns
+    run: RunContext, outcome: ChildOutcome, reruns: _Reruns, kept: list[TestResult]
 ) -> tuple[BaselineSection, CoverageSection]:
+    """The sections from the measured run's outcome, and the `kept` results of tests an
+    earlier run measured (not run now)."""
     project = run.project
     collection_errors = sorted(
         (
@@ -79,33 +116,11 @@ def _measure(
         key=lambda error: error.file,
     )
     raw_results = outcome.results + outcome.removed
-    if not raw_results:
+    if not raw_results and not kept:
         _raise_unusable(collection_errors, outcome, project)
     coverage = BaselineCoverage(outcome.data_file, project.root)
-    sandboxed = run.isolation.level == "os"
-    tests = []
-    for raw in raw_results:
-        result = TestResult(
-            nodeid=raw.nodeid,
-            file=_file_of(raw.nodeid),
-            outcome=raw.outcome,
-            duration=round(raw.duration, 6),
-            message=raw.message,
-            blocked=[BlockedAction(**blocked) for blocked in raw.blocked],
-            spawns_python=raw.spawns_python,
-        )
-        if (
-            sandboxed
-            and result.outcome in ("failed", "error")
-            and _SANDBOX_REFUSALS.search(result.message)
-        ):
-            result.outcome = "blocked"
-            result.message = f"blocked by sandbox: {result.message}"
-        if result.outcome == "passed":
-            result.lines, result.arcs = coverage.test_lines_and_arcs(result.nodeid)
-            result.subprocess_lines = coverage.subprocess_lines(result.nodeid)
-        tests.append(result)
-    tests.sort(key=lambda test: test.nodeid)
+    measured = [_result(run, raw, coverage) for raw in raw_results]
+    tests = sorted([*measured, *kept], key=lambda test: test.nodeid)
     for seed, rerun in enumerate(reruns.outcomes()):
         if rerun is not None:
             _mark_flaky(tests, rerun, seed)
@@ -135,7 +150,35 @@ def _measure(
         memory_growth_mb=round(outcome.memory_growth_mb, 1),
     )
     source_dirs = [str(p) for p in project.source_paths]
-    return section, coverage.summary(passing, source_dirs, project.test_code)
+    measured_passing = [test.nodeid for test in measured if test.outcome == "passed"]
+    summary = coverage.summary(
+        measured_passing, source_dirs, project.test_code, [t.arcs for t in kept]
+    )
+    return section, summary
+
+
+def _result(run: RunContext, raw: protocol.Result, coverage: BaselineCoverage) -> TestResult:
+    result = TestResult(
+        nodeid=raw.nodeid,
+        file=_file_of(raw.nodeid),
+        outcome=raw.outcome,
+        duration=round(raw.duration, 6),
+        message=raw.message,
+        blocked=[BlockedAction(**blocked) for blocked in raw.blocked],
+        spawns_python=raw.spawns_python,
+    )
+    sandboxed = run.isolation.level == "os"
+    if (
+        sandboxed
+        and result.outcome in ("failed", "error")
+        and _SANDBOX_REFUSALS.search(result.message)
+    ):
+        result.outcome = "blocked"
+        result.message = f"blocked by sandbox: {result.message}"
+    if result.outcome == "passed":
+        result.lines, result.arcs = coverage.test_lines_and_arcs(result.nodeid)
+        result.subprocess_lines = coverage.subprocess_lines(result.nodeid)
+    return result
 
 
 def _settings(run: RunContext) -> dict[str, Any]:
@@ -154,8 +197,11 @@ def _settings(run: RunContext) -> dict[str, Any]:
     }
 
 
-def _runner(run: RunContext, workdir: Path, shuffle_seed: int | None = None) -> BaselineRunner:
-    """The measured run (no seed), or an outcomes-only rerun in a shuffled order."""
+def _runner(
+    run: RunContext, workdir: Path, shuffle_seed: int | None = None, keep: list[str] | None = None
+) -> BaselineRunner:
+    """The measured run (no seed), or an outcomes-only rerun in a shuffled order; `keep`:
+    the tests it collects and does not run (an earlier run's results stand)."""
     return BaselineRunner(
         run.project.root,
         workdir,
@@ -163,6 +209,7 @@ def _runner(run: RunContext, workdir: Path, shuffle_seed: int | None = None) -> 
         measure=shuffle_seed is None,
         shuffle_seed=shuffle_seed,
         deadline=run.deadline,
+        keep=keep,
     )
 
 
@@ -172,9 +219,10 @@ class _Reruns:
     waiting on its child. Leaving the block early (the suite is unusable, Ctrl-C) kills
     the children still running."""
 
-    def __init__(self, run: RunContext, scratch: Path) -> None:
+    def __init__(self, run: RunContext, scratch: Path, keep: list[str]) -> None:
         self._runners = [
-            _runner(run, scratch / f"rerun-{seed}", seed) for seed in range(run.config.flaky_reruns)
+            _runner(run, scratch / f"rerun-{seed}", seed, keep)
+            for seed in range(run.config.flaky_reruns)
         ]
         threads = run.config.workers - 1
         self._pool = ThreadPoolExecutor(threads) if threads and self._runners else None

@@ -27,14 +27,18 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def _baseline(root: Path, *flags: str, env: dict[str, str] | None = None) -> dict:
-    """The baseline section of an audit without mutants or probes."""
+def _report(root: Path, *flags: str, env: dict[str, str] | None = None) -> dict:
+    """The report of an audit without mutants or probes."""
     out = root.parent / "report.json"
     done = run_audit(
         "tests", "--no-mutation", "--no-probes", "--json", str(out), *flags, cwd=root, env=env
     )
     assert done.returncode == 0, done.stderr
-    return json.loads(out.read_text())["baseline"]
+    return json.loads(out.read_text())
+
+
+def _baseline(root: Path, *flags: str, env: dict[str, str] | None = None) -> dict:
+    return _report(root, *flags, env=env)["baseline"]
 
 
 def _measured(baseline: dict) -> dict:
@@ -74,7 +78,7 @@ def test_an_edit_that_changes_behaviour_is_measured_as_a_cold_run_measures_it(pr
     incremental = _baseline(project)
     shutil.rmtree(project / ".audit")
     cold = _baseline(project)
-    assert incremental["reuse"] == "measured: 2 files changed (calc.py, tests/test_calc.py)"
+    assert incremental["reuse"] == "measured: calc.py: lines were added or removed"
     outcomes = {test["nodeid"]: test["outcome"] for test in incremental["tests"]}
     assert outcomes == {
         "tests/test_calc.py::test_double": "passed",
@@ -88,7 +92,10 @@ def test_a_changed_conftest_measures_again(project):
     _baseline(project)
     (project / "tests" / "conftest.py").write_text("import pytest\n")
     again = _baseline(project)
-    assert again["reuse"] == "measured: 1 file changed (tests/conftest.py)"
+    assert again["reuse"] == (
+        "measured: tests/conftest.py changed (not a test file, nor a function of the code under"
+        " test)"
+    )
 
 
 @pytest.mark.slow
@@ -147,3 +154,104 @@ def test_a_change_names_the_first_files_and_counts_the_rest():
     )
     assert known.changes(before, now) == ["5 files changed (a.py, b.py, c.py and 2 more)"]
     assert known.changes(before, before) == []
+
+
+TWO_FUNCTIONS = "def double(x):\n    return x * 2\n\n\ndef triple(x):\n    return x * 3\n"
+
+
+@pytest.fixture
+def two_functions(project: Path) -> Path:
+    (project / "calc.py").write_text(TWO_FUNCTIONS)
+    (project / "tests" / "test_triple.py").write_text(
+        "from calc import triple\n\n\ndef test_triple():\n    assert triple(2) == 6\n"
+    )
+    return project
+
+
+def _by_test(baseline: dict) -> dict[str, dict]:
+    return {test["nodeid"]: test for test in baseline["tests"]}
+
+
+@pytest.mark.slow
+def test_a_changed_function_body_runs_only_the_tests_that_ran_it(two_functions):
+    first = _by_test(_baseline(two_functions))
+    (two_functions / "calc.py").write_text(TWO_FUNCTIONS.replace("x * 3", "x * 4"))
+    incremental = _report(two_functions)
+    again = _by_test(incremental["baseline"])
+    assert incremental["baseline"]["reuse"] == (
+        "measured 1 of 2 tests: 1 file changed (calc.py); the others kept their results"
+    )
+    double, triple = "tests/test_calc.py::test_double", "tests/test_triple.py::test_triple"
+    assert again[double]["duration"] == first[double]["duration"]
+    assert (first[triple]["outcome"], again[triple]["outcome"]) == ("passed", "failed")
+    shutil.rmtree(two_functions / ".audit")
+    cold = _report(two_functions)
+    assert _measured(incremental["baseline"]) == _measured(cold["baseline"])
+    assert incremental["coverage"] == cold["coverage"]
+
+
+@pytest.mark.slow
+def test_a_new_test_file_runs_alone(two_functions):
+    first = _by_test(_baseline(two_functions))
+    (two_functions / "tests" / "test_zero.py").write_text(
+        "from calc import double\n\n\ndef test_zero():\n    assert double(0) == 0\n"
+    )
+    again = _by_test(_baseline(two_functions))
+    assert sorted(again) == sorted([*first, "tests/test_zero.py::test_zero"])
+    assert all(again[nodeid]["duration"] == test["duration"] for nodeid, test in first.items())
+
+
+@pytest.mark.slow
+def test_a_changed_function_that_ran_at_import_runs_every_test(two_functions):
+    with_table = TWO_FUNCTIONS + "\n\nTABLE = [double(1)]\n"
+    (two_functions / "calc.py").write_text(with_table)
+    _baseline(two_functions)
+    (two_functions / "calc.py").write_text(with_table.replace("x * 2", "x + x"))
+    again = _baseline(two_functions)
+    assert again["reuse"] == "measured: calc.py: a changed function ran at import"
+
+
+@pytest.mark.slow
+def test_a_case_named_at_collection_runs_again_and_is_listed_once(two_functions):
+    """A kept case whose id this collection does not have (made from the clock) is not
+    left out: it runs under its new id, and its old one is gone."""
+    (two_functions / "tests" / "test_stamped.py").write_text(
+        "import time\n\nimport pytest\n\nfrom calc import double\n\n\n"
+        "@pytest.mark.parametrize('n', [1], ids=[str(time.time_ns())])\n"
+        "def test_stamped(n):\n    assert double(n) == 2\n"
+    )
+    first = _baseline(two_functions)
+    (two_functions / "calc.py").write_text(TWO_FUNCTIONS.replace("x * 3", "3 * x"))
+    again = _baseline(two_functions)
+    stamped = [nodeid for nodeid in _by_test(again) if "test_stamped" in nodeid]
+    assert len(stamped) == 1
+    assert stamped[0] not in _by_test(first)
+    assert again["reuse"].startswith("measured 2 of 3 tests")
+
+
+FUNCTIONS_AND_A_CLASS = (
+    "X = 1\n\n\ndef f(a=1):\n    '''Doc.'''\n    return a\n\n\n"
+    "class C:\n    def m(self):\n        return 2\n"
+)
+
+
+def test_a_change_inside_function_bodies_gives_their_spans():
+    new = FUNCTIONS_AND_A_CLASS.replace("return a", "return 3").replace("return 2", "return 4")
+    assert known.changed_bodies(FUNCTIONS_AND_A_CLASS, new) == [(6, 6), (11, 11)]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [("X = 1", "X = 2", 1), ("a=1", "a=2", 4), ("Doc.", "Other.", 5), ("X = 1", "# X", 1)],
+)
+def test_a_change_outside_function_bodies_is_named_by_its_line(old, new, line):
+    changed = FUNCTIONS_AND_A_CLASS.replace(old, new)
+    assert known.changed_bodies(FUNCTIONS_AND_A_CLASS, changed) == (
+        f"line {line} changed outside a function's body"
+    )
+
+
+def test_added_lines_and_comments_are_told_apart():
+    code = FUNCTIONS_AND_A_CLASS
+    assert known.changed_bodies(code, code + "\n") == "lines were added or removed"
+    assert known.changed_bodies(code + "# a\n", code + "# b\n") == []
