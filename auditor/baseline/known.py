@@ -214,7 +214,8 @@ def partial(earlier: KeptBaseline, now: Manifest, project: Project) -> Partial |
     every test runs again. Only test files and function bodies of the code under test
     may have changed, each line in place (so every kept line number still holds), and
     no changed function may have run at import. The tests that run again: those of the
-    changed test files, those that ran a changed function, and those that did not pass."""
+    changed test files, those that ran a changed function, those that did not pass and
+    those that start Python subprocesses."""
     before = earlier.manifest
     if (before.audit, before.python, before.packages) != (now.audit, now.python, now.packages):
         return "; ".join(changes(before, now))
@@ -234,13 +235,15 @@ def partial(earlier: KeptBaseline, now: Manifest, project: Project) -> Partial |
         if any(_any_in(ran_at_import, span) for span in found):
             return f"{path}: a changed function ran at import"
         spans[path] = found
+    # A test that runs Python subprocesses runs again: only its in-process arcs are kept.
     kept = [
         test
         for test in earlier.baseline.tests
-        if test.outcome == "passed" and test.file not in changed and not _ran(test, spans)
+        if test.outcome == "passed"
+        and test.file not in changed
+        and not test.subprocess_lines
+        and not _ran(test, spans)
     ]
-    if any(test.subprocess_lines for test in kept):
-        return _files_reason(changed) + "; tests start Python subprocesses"
     return Partial(kept=kept, changed=_files_reason(changed))
 
 

@@ -255,3 +255,21 @@ def test_added_lines_and_comments_are_told_apart():
     code = FUNCTIONS_AND_A_CLASS
     assert known.changed_bodies(code, code + "\n") == "lines were added or removed"
     assert known.changed_bodies(code + "# a\n", code + "# b\n") == []
+
+
+@pytest.mark.slow
+def test_a_test_that_starts_python_runs_again(two_functions):
+    """Its subprocesses' arcs are not kept: it runs again, the others keep theirs."""
+    (two_functions / "tests" / "test_cli.py").write_text(
+        "import subprocess\nimport sys\n\n\ndef test_cli():\n"
+        "    code = 'import calc; print(calc.double(2))'\n"
+        "    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)\n"
+        "    assert done.stdout == '4\\n'\n"
+    )
+    first = _by_test(_baseline(two_functions))
+    assert 2 in first["tests/test_cli.py::test_cli"]["subprocess_lines"]["calc.py"]
+    (two_functions / "calc.py").write_text(TWO_FUNCTIONS.replace("x * 3", "3 * x"))
+    again = _baseline(two_functions)
+    assert again["reuse"].startswith("measured 2 of 3 tests")
+    kept = _by_test(again)["tests/test_calc.py::test_double"]
+    assert kept["duration"] == first["tests/test_calc.py::test_double"]["duration"]
