@@ -99,7 +99,13 @@ def main(spec_path: str) -> int:
         os._exit(0)
 
     plugin = BaselinePlugin(
-        cov, events, spec.test_timeout, spec.shuffle_seed, recorder, stop_after_timeout
+        cov,
+        events,
+        spec.test_timeout,
+        spec.shuffle_seed,
+        recorder,
+        stop_after_timeout,
+        deselect=frozenset(spec.deselect),
     )
     signal.signal(signal.SIGALRM, plugin.on_alarm)
     if spec.guard:
@@ -118,8 +124,6 @@ def main(spec_path: str) -> int:
         "--tb=short",
         *spec.pytest_args,
     ]
-    for nodeid in spec.deselect:
-        args += ["--deselect", nodeid]
     try:
         status = pytest.main(args, plugins=[plugin])
     finally:

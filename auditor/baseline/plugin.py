@@ -69,8 +69,10 @@ class BaselinePlugin:
         shuffle_seed: int | None = None,
         recorder: CallRecorder | None = None,
         after_timeout: Callable[[], None] | None = None,
+        deselect: frozenset[str] = frozenset(),
     ) -> None:
         self._coverage = coverage
+        self._deselect = deselect
         self._recorder = recorder
         self._after_timeout = after_timeout
         """Ends the process once a timed-out test's result is out (`protocol.Resume`)."""
@@ -124,10 +126,18 @@ class BaselinePlugin:
             self.emit(protocol.CollectError(path=path, message=message, line=line))
 
     @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        """The flaky reruns: seed 0 reverses the order, so every pair of tests runs the
-        other way round (what catches a test that needs another to run first); later
-        seeds shuffle. Never the original order."""
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        """The tests of `ChildSpec.deselect` left out, by their exact ids (pytest's
+        `--deselect` takes prefixes: `test_plain` would take `test_plain_headerless`
+        along). Then, in the flaky reruns, another order: seed 0 reverses it, so every
+        pair of tests runs the other way round (what catches a test that needs another
+        to run first); later seeds shuffle. Never the original order."""
+        left_out = [item for item in items if item.nodeid in self._deselect]
+        if left_out:
+            items[:] = [item for item in items if item.nodeid not in self._deselect]
+            config.hook.pytest_deselected(items=left_out)
         if self._shuffle_seed is None or len(items) < 2:
             return
         reordered = list(reversed(items))
@@ -138,6 +148,7 @@ class BaselinePlugin:
         items[:] = reordered
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        """What was left out, by this plugin or by the project's own options."""
         self.emit(protocol.Deselected(nodeids=[item.nodeid for item in items]))
 
     @pytest.hookimpl(trylast=True)

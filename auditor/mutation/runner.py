@@ -65,6 +65,12 @@ class RunnerPlugin:
         """What the original code took on each list of tests a mutant ran past its
         allowance with, in a child like the mutant's (`TestBudget`, `OriginalCost`)."""
 
+    def pytest_collection_modifyitems(self, items: list[Any]) -> None:
+        """Tests that crashed or hung in the baseline left out by their exact ids:
+        pytest's `--deselect` takes prefixes (`test_a` would take `test_ab` along)."""
+        left_out = set(self.spec.deselect)
+        items[:] = [item for item in items if item.nodeid not in left_out]
+
     def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
         # A check (assert, pytest.raises, pytest.fail) failing is an oracle at work; any
         # other exception means the mutant crashed the code, which even a test without
@@ -610,8 +616,6 @@ def main(spec_path: str) -> int:
         guard.install(spec.allowed_roots, lambda blocked: None, [spec.root])
     args = [*spec.test_paths, "--rootdir", spec.root, "--basetemp", spec.basetemp, *_PYTEST_ARGS]
     args += spec.pytest_args
-    for nodeid in spec.deselect:
-        args += ["--deselect", nodeid]
     status = pytest.main(args, plugins=[plugin])
     results.close()
     return int(status)

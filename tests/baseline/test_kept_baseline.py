@@ -273,3 +273,22 @@ def test_a_test_that_starts_python_runs_again(two_functions):
     assert again["reuse"].startswith("measured 2 of 3 tests")
     kept = _by_test(again)["tests/test_calc.py::test_double"]
     assert kept["duration"] == first["tests/test_calc.py::test_double"]["duration"]
+
+
+@pytest.mark.slow
+def test_a_kept_test_whose_id_begins_another_leaves_that_one_to_run(two_functions):
+    """pytest's `--deselect` takes prefixes: keeping `test_double` must not leave out
+    `test_double_and_triple`, which runs the changed function."""
+    (two_functions / "tests" / "test_calc.py").write_text(
+        TESTS + "\n\ndef test_double_and_triple():\n    assert triple(double(1)) == 6\n"
+    )
+    (two_functions / "tests" / "test_calc.py").write_text(
+        "from calc import double, triple\n"
+        + (two_functions / "tests" / "test_calc.py").read_text().split("\n", 1)[1]
+    )
+    first = _by_test(_baseline(two_functions))
+    (two_functions / "calc.py").write_text(TWO_FUNCTIONS.replace("x * 3", "3 * x"))
+    again = _by_test(_baseline(two_functions))
+    assert sorted(again) == sorted(first)
+    both = "tests/test_calc.py::test_double_and_triple"
+    assert again[both]["duration"] != first[both]["duration"]
