@@ -69,6 +69,7 @@ class BaselinePlugin:
         shuffle_seed: int | None = None,
         recorder: CallRecorder | None = None,
         after_timeout: Callable[[], None] | None = None,
+        *,
         deselect: frozenset[str] = frozenset(),
     ) -> None:
         self._coverage = coverage
