@@ -15,9 +15,11 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import io
 import json
 import os
 import sys
+import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +36,16 @@ _CONFIG_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.i
 _NAMED_CHANGES = 3
 """Changed files a reason names before it counts the rest."""
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_NOT_CODE = frozenset(
+    {
+        tokenize.COMMENT,
+        tokenize.NL,
+        tokenize.NEWLINE,
+        tokenize.INDENT,
+        tokenize.DEDENT,
+        tokenize.ENDMARKER,
+    }
+)
 
 
 class Manifest(BaseModel):
@@ -228,7 +240,8 @@ def partial(earlier: KeptBaseline, now: Manifest, project: Project) -> Partial |
             continue
         if path not in earlier.sources or path not in now.files:
             return f"{path} changed (not a test file, nor a function of the code under test)"
-        found = changed_bodies(earlier.sources[path], _read(project.root / path).decode())
+        source = _read(project.root / path).decode("utf-8", errors="replace")
+        found = changed_bodies(earlier.sources[path], source)
         if isinstance(found, str):
             return f"{path}: {found}"
         ran_at_import = set(earlier.baseline.import_time_lines.get(path, ()))
@@ -270,11 +283,12 @@ def changed_bodies(old: str, new: str) -> list[tuple[int, int]] | str:
         bodies = _bodies(ast.parse(old))
         if bodies != _bodies(ast.parse(new)):
             return "a function's body moved"
-    except (SyntaxError, ValueError):
+        code = _code_lines(old) | _code_lines(new)
+    except (SyntaxError, ValueError, tokenize.TokenError):
         return "it does not parse"
     spans = set()
     for number, (was, now) in enumerate(zip(old_lines, new_lines, strict=True), 1):
-        if was == now or (_is_comment(was) and _is_comment(now)):
+        if was == now or number not in code:
             continue
         span = next((body for body in bodies if body[0] <= number <= body[1]), None)
         if span is None:
@@ -283,8 +297,14 @@ def changed_bodies(old: str, new: str) -> list[tuple[int, int]] | str:
     return sorted(spans)
 
 
-def _is_comment(line: str) -> bool:
-    return line.strip() == "" or line.lstrip().startswith("#")
+def _code_lines(source: str) -> set[int]:
+    """Lines holding a token of code: not only comments or blank (a line of a string
+    literal that reads like a comment is code)."""
+    found: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type not in _NOT_CODE:
+            found.update(range(token.start[0], token.end[0] + 1))
+    return found
 
 
 def _bodies(tree: ast.Module) -> list[tuple[int, int]]:

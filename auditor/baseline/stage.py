@@ -44,6 +44,7 @@ def run_baseline(
     stops the audit, a rerun is left out."""
     settings = known.scope({**_settings(run), "reruns": run.config.flaky_reruns})
     now = known.manifest(run.project)
+    sources = known.sources(run.project)  # as the tests will run them, like the manifest
     earlier = known.kept(store, settings)
     plan: known.Partial | str = "no baseline kept for these settings"
     if earlier is not None:
@@ -56,7 +57,6 @@ def run_baseline(
     else:
         baseline, coverage = _measured(run)
         baseline.reuse = f"measured: {plan}"
-    sources = known.sources(run.project)
     kept = known.KeptBaseline(manifest=now, baseline=baseline, coverage=coverage, sources=sources)
     known.keep(store, settings, kept)
     return baseline, coverage

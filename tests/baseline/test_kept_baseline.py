@@ -292,3 +292,9 @@ def test_a_kept_test_whose_id_begins_another_leaves_that_one_to_run(two_function
     assert sorted(again) == sorted(first)
     both = "tests/test_calc.py::test_double_and_triple"
     assert again[both]["duration"] != first[both]["duration"]
+
+
+def test_a_line_of_a_string_that_reads_like_a_comment_is_code():
+    old = 'TEMPLATE = """\n# header\n"""\n\n\ndef f():\n    return TEMPLATE\n'
+    new = old.replace("# header", "# footer")
+    assert known.changed_bodies(old, new) == "line 2 changed outside a function's body"
