@@ -135,9 +135,12 @@ class BaselineCoverage:
         source_dirs: list[str],
         omit: Sequence[str] = (),
         kept: Iterable[dict[str, list[tuple[int, int]]]] = (),
+        unimported: Iterable[str] = (),
     ) -> CoverageSection:
         """File and function coverage from import time plus the passing tests only;
-        `kept`: the arcs (by relative path) of passing tests an earlier run measured."""
+        `kept`: the arcs (by relative path) of passing tests an earlier run measured;
+        `unimported`: files under test counted even where no test imported them (as
+        coverage.py's `source` counts them: 0%, not left out)."""
         union = {file: set(arcs) for file, arcs in self._arcs_in("").items()}
         for nodeid in passing:
             for file, arcs in self.for_test(nodeid).items():
@@ -148,7 +151,7 @@ class BaselineCoverage:
         with tempfile.TemporaryDirectory(prefix="audit-cov-") as scratch:
             filtered = CoverageData(str(Path(scratch) / "passing.sqlite"))
             filtered.add_arcs({file: sorted(arcs) for file, arcs in union.items()})
-            filtered.touch_files(self.files)
+            filtered.touch_files(sorted({*self.files, *unimported}))
             filtered.write()
             cov = coverage.Coverage(
                 data_file=filtered.data_filename(),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from collections.abc import Iterator
@@ -152,7 +153,11 @@ def _measure(
     source_dirs = [str(p) for p in project.source_paths]
     measured_passing = [test.nodeid for test in measured if test.outcome == "passed"]
     summary = coverage.summary(
-        measured_passing, source_dirs, project.test_code, [t.arcs for t in kept]
+        measured_passing,
+        source_dirs,
+        project.test_code,
+        [t.arcs for t in kept],
+        unimported=[os.path.realpath(path) for path in project.source_files],
     )
     return section, summary
 

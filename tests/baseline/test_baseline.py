@@ -311,3 +311,35 @@ def test_a_child_that_hangs_while_stopping_after_a_timeout_loses_only_that_test(
     )
     attempt = _Attempt(events=[protocol.Start(nodeid="t.py::slow"), timed_out], hung=True)
     assert runner._culprit(attempt, "") == timed_out
+
+
+def _two_modules(root: Path, tests: str) -> Path:
+    """`calc.py` and `other.py` under test, one test file."""
+    (root / "tests").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "calc"\nversion = "1"\n\n[tool.audit]\nsrc = ["calc.py", "other.py"]\n'
+    )
+    (root / "calc.py").write_text("def double(x):\n    return x * 2\n")
+    (root / "other.py").write_text("def triple(x):\n    return x * 3\n")
+    (root / "tests" / "test_calc.py").write_text(tests)
+    return root
+
+
+@pytest.mark.slow
+def test_a_file_under_test_no_test_imports_counts_as_uncovered(tmp_path):
+    tests = "from calc import double\n\n\ndef test_double():\n    assert double(1) == 2\n"
+    _, coverage = baseline_of(_two_modules(tmp_path, tests), "tests")
+
+    by_path = {f.path: f.counts.line_percent for f in coverage.files}
+    assert by_path == {"calc.py": 100.0, "other.py": 0.0}
+    assert coverage.totals.line_percent == 50.0
+
+
+@pytest.mark.slow
+def test_a_suite_that_imports_none_of_the_code_is_measured_as_covering_nothing(tmp_path):
+    tests = "def test_arithmetic():\n    assert 1 + 1 == 2\n"
+    baseline, coverage = baseline_of(_two_modules(tmp_path, tests), "tests")
+
+    assert [test.outcome for test in baseline.tests] == ["passed"]
+    assert coverage.totals.covered_lines == 0
+    assert coverage.totals.statements == 4
