@@ -83,7 +83,7 @@ def main(spec_path: str) -> int:
     from auditor.baseline import protocol
     from auditor.baseline.observe import CallRecorder
     from auditor.baseline.plugin import BaselinePlugin
-    from auditor.containment import guard
+    from auditor.containment import guard, rewritten
 
     events = open(spec.events_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
     recorder = CallRecorder(spec.source_dirs, spec.omit) if spec.measure else None
@@ -108,6 +108,7 @@ def main(spec_path: str) -> int:
         deselect=frozenset(spec.deselect),
     )
     signal.signal(signal.SIGALRM, plugin.on_alarm)
+    rewritten.serve(spec.rewritten)
     if spec.guard:
         guard.install(spec.allowed_roots, plugin.record_blocked, [spec.root])
     sys.addaudithook(plugin.watch_subprocesses)

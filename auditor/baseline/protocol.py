@@ -31,6 +31,8 @@ class ChildSpec:
     """Run the tests in a seeded random order (the flaky-test rerun)."""
     pytest_args: list[str] = field(default_factory=list)
     """Options the project's own would be replaced by (`discovery.pytest_options`)."""
+    rewritten: str = ""
+    """The test modules' kept assertion rewrites (`containment.rewritten`)."""
 
 
 # What the child appends, one JSON object per line, to `events_file`.

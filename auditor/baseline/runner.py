@@ -22,7 +22,7 @@ from coverage import CoverageData
 from auditor.baseline import protocol
 from auditor.baseline.observe import MAX_CALLS
 from auditor.baseline.protocol import ChildSpec
-from auditor.containment import wire
+from auditor.containment import rewritten, wire
 from auditor.containment.hypothesis_storage import storage_folder, uses_hypothesis
 from auditor.containment.isolation import NO_ISOLATION, Isolation
 from auditor.containment.sandbox import child_environment
@@ -280,6 +280,7 @@ class BaselineRunner:
             shuffle_seed=self.shuffle_seed,
             guard=self.isolation.level != "none",
             pytest_args=list(self.pytest_options.args),
+            rewritten=str(rewritten.folder(self.root)),
         )
 
     def _run_once(

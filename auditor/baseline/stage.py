@@ -14,6 +14,7 @@ from auditor.baseline import known, protocol
 from auditor.baseline.coverage_data import BaselineCoverage
 from auditor.baseline.observe import MAX_CALLS
 from auditor.baseline.runner import BaselineRunner, ChildOutcome
+from auditor.containment import rewritten
 from auditor.context import RunContext
 from auditor.discovery.project import Project
 from auditor.errors import AuditError, SuiteUnusableError
@@ -43,6 +44,7 @@ def run_baseline(
     process; they share nothing but the read-only project). Past the run's deadline (the
     time budget) a run that crashed or hung is not started again: the measured run then
     stops the audit, a rerun is left out."""
+    rewritten.prepare(run.project.root, [*run.project.test_files, *run.project.conftest_files])
     settings = known.scope({**_settings(run), "reruns": run.config.flaky_reruns})
     now = known.manifest(run.project)
     sources = known.sources(run.project)  # as the tests will run them, like the manifest

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.baseline.child import SUBPROCESS_SITE
-from auditor.containment import wire
+from auditor.containment import rewritten, wire
 from auditor.containment.hypothesis_storage import storage_folder, uses_hypothesis
 from auditor.containment.isolation import NO_ISOLATION, Isolation
 from auditor.containment.sandbox import child_environment
@@ -111,6 +111,7 @@ class RunnerPool:
             basetemp=str(private_tmp / "basetemp"),
             pytest_args=list(self.settings.pytest_options.args),
             test_seconds=self.settings.test_seconds,
+            rewritten=str(rewritten.folder(self.root)),
         )
         spec_path = home / "spec.json"
         wire.write(spec_path, spec)

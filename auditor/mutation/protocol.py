@@ -32,6 +32,8 @@ class RunnerSpec:
     test_seconds: dict[str, float] = field(default_factory=dict)
     """Each test's time in the baseline: what a mutant's child may spend in it follows
     from it (`TestBudget`)."""
+    rewritten: str = ""
+    """The test modules' kept assertion rewrites (`containment.rewritten`)."""
 
 
 ORIGINAL_TIMING_LIMIT = 10.0

@@ -609,9 +609,10 @@ def main(spec_path: str) -> int:
 
     import pytest
 
-    from auditor.containment import guard
+    from auditor.containment import guard, rewritten
 
     plugin = RunnerPlugin(spec, results)
+    rewritten.serve(spec.rewritten)
     if spec.guard:
         guard.install(spec.allowed_roots, lambda blocked: None, [spec.root])
     args = [*spec.test_paths, "--rootdir", spec.root, "--basetemp", spec.basetemp, *_PYTEST_ARGS]
