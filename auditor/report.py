@@ -49,7 +49,7 @@ from pydantic import (
     model_validator,
 )
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -509,6 +509,10 @@ class MutationSection(_Model):
     """Covered lines with mutants where no mutant was detected, over the whole project."""
     paths: dict[str, int]
     cache_hits: int
+    carried_over: int = 0
+    """Verdicts of an earlier run under other tests that held for the tests they had:
+    only the tests added or changed since then ran (none, for those `cache_hits` also
+    counts): docs/engine.md, "Verdicts carried over"."""
     jobs: int
     duration: float
     mutants_per_second: float

@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import json
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 from auditor.containment import wire
@@ -22,7 +23,17 @@ from auditor.mutation.compiler import Swap
 from auditor.mutation.protocol import JobResult
 from mutators.sites import Site
 
-_TABLES = ("results", "sites", "swaps", "probes", "type_checks", "smells", "baselines")
+_TABLES = (
+    "results",
+    "earlier",
+    "test_sets",
+    "sites",
+    "swaps",
+    "probes",
+    "type_checks",
+    "smells",
+    "baselines",
+)
 _KEPT_BASELINES = 4
 """Baselines kept, one per set of settings, the latest first (each a few MB for a suite
 of a thousand tests)."""
@@ -132,6 +143,40 @@ class ResultCache:
 
     def put(self, key: str, result: JobResult) -> None:
         self._write("results", key, wire.encode(result))
+
+    def get_earlier(self, stem: str) -> tuple[list[tuple[str, int, str]], JobResult] | None:
+        """The latest verdict of a mutant whatever its tests were (`mutation.extension`),
+        with those tests: (function, cases, file digest) each."""
+        value = self._read("earlier", stem)
+        try:
+            row = None if value is None else json.loads(value)
+            tests = None if row is None else self._read("test_sets", row["tests"])
+            if row is None or tests is None:
+                return None
+            cases = [(function, n, file) for function, n, file in json.loads(tests)]
+            return cases, wire.decode(JobResult, row["result"])
+        except (ValueError, TypeError, KeyError):
+            return None
+
+    def put_earlier(
+        self, stem: str, tests: str, cases: Sequence[tuple[str, int, str]], result: JobResult
+    ) -> None:
+        """`tests`: the digest of `cases`; mutants of the same tests share one row of them."""
+        if self._read("test_sets", tests) is None:
+            self._write("test_sets", tests, json.dumps(list(cases)))
+        self._write("earlier", stem, json.dumps({"tests": tests, "result": wire.encode(result)}))
+
+    def keep_test_sets(self) -> None:
+        """Drop the sets of tests no verdict names any more (each edit of a test file
+        makes new ones)."""
+        try:
+            self.connection.execute(
+                "delete from test_sets where key not in"
+                " (select json_extract(value, '$.tests') from earlier)"
+            )
+            self.connection.commit()
+        except sqlite3.DatabaseError:
+            pass
 
     def get_probe(self, key: str) -> str | None:
         """A probe or witness result (`probes.cache`), as the JSON it was put as."""

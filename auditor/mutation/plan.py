@@ -71,6 +71,11 @@ class PlannedMutant:
     """The original source of the file (shared by its mutants); the module path applies
     the site to it when the job is sent."""
     cache_key: str = ""
+    stem_key: str = ""
+    """The key without the tests: an earlier verdict of this mutant under other tests
+    (`extension`)."""
+    tests_run: _TestSet | None = None
+    """`tests` as the key counts them (shared by every mutant of the same tests)."""
     subprocess_tests: list[str] = field(default_factory=list)
     """Tests only whose Python subprocesses run the mutated code: if the mutant survives
     the in-process tests, its child runs these too."""
@@ -95,9 +100,11 @@ class _TestSet:
     ordered: list[str]
     """Fastest first (see `Planner._ordered`)."""
     contents: str
-    """Digest of the tests, by function and number of cases, and of their files (part of
-    the cache key): not of the cases' ids, which a parametrization from the clock or a
-    random value (`test_parse[07:29:44]`) changes at every collection."""
+    """Digest of `cases` (part of the cache key)."""
+    cases: tuple[tuple[str, int, str], ...]
+    """The tests by function, number of cases and file digest: not by the cases' ids,
+    which a parametrization from the clock or a random value (`test_parse[07:29:44]`)
+    changes at every collection."""
     duration: float
     """Their baseline time together."""
 
@@ -163,6 +170,11 @@ class _File:
         counts as that statement's first line."""
         lines = range(site.line, site.end_line + 1)
         return {*lines, *(self.statement_of[n] for n in lines if n in self.statement_of)}
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """Of the source: part of its module-path mutants' keys."""
+        return hashlib.sha256(self.source.encode()).hexdigest()
 
     @functools.cached_property
     def tests(self) -> set[str]:
@@ -259,16 +271,19 @@ class Planner:
         if key not in self.test_sets:
             rest = everyone.difference(*parts)
             ordered = [test for part in (*parts, rest) for test in self._ordered(part)]
+            cases = self._cases(ordered)
             self.test_sets[key] = _TestSet(
                 ordered=ordered,
-                contents=self._contents(ordered),
+                contents=digest(cases),
+                cases=cases,
                 duration=sum(self.ran.durations.get(t, 0.0) for t in ordered),  # in a stable order
             )
         return self.test_sets[key]
 
-    def _contents(self, tests: Iterable[str]) -> str:
-        cases = cases_by_function(tests)
-        return digest([(function, n, self._testdigest(function)) for function, n in cases])
+    def _cases(self, tests: Iterable[str]) -> tuple[tuple[str, int, str], ...]:
+        return tuple(
+            (function, n, self._testdigest(function)) for function, n in cases_by_function(tests)
+        )
 
     def _import_time_readers(self, file: str, site: Site, file_tests: set[str]) -> set[str]:
         """The tests that can read what an import-time mutant changes (`readers`); where
@@ -428,7 +443,7 @@ class Planner:
             __version__,
             mutant.id,
             mutant.site.replacement,
-            file.source,
+            file.digest,
             tests_run.contents,
             self.settings.shared_sources,
         )
@@ -473,17 +488,17 @@ class Planner:
             )
             return
         file.seen[key_of_code] = mutant.id
-        mutant.cache_key = digest(
-            __version__,
-            mutant.id,
-            site.replacement,
+        code = (
             key_of_code
             if mutant.path == "swap"
-            else (file.source, mutant.rerun_lines, self._consumed_from(mutant.consumers)),
-            tests_run.contents,
-            reach.contents,
-            self.settings.shared_sources,
+            else (file.digest, mutant.rerun_lines, self._consumed_from(mutant.consumers))
         )
+        shared = (__version__, mutant.id, site.replacement, code)
+        mutant.cache_key = digest(
+            *shared, tests_run.contents, reach.contents, self.settings.shared_sources
+        )
+        mutant.stem_key = digest(*shared, reach.contents, self.settings.shared_sources)
+        mutant.tests_run = tests_run
 
     def _choose_path(self, mutant: PlannedMutant, file: _File, at_import: bool) -> tuple:
         """Choose the path, fill in what it needs, return the mutant's TCE key.

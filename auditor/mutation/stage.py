@@ -15,14 +15,14 @@ from auditor.discovery.targeted import targeted_files
 from auditor.errors import IncompleteRunError
 from auditor.evidence import acceptance
 from auditor.evidence.checks import assertion_evidence
-from auditor.mutation import scoring, selection
+from auditor.mutation import extension, scoring, selection
 from auditor.mutation.cache import ResultCache
 from auditor.mutation.copies import run_on_copies
 from auditor.mutation.distributed import DaskPool
 from auditor.mutation.estimates import estimate, overheads, physical_floor
 from auditor.mutation.executor import RunnerPool
 from auditor.mutation.jobs import job_for
-from auditor.mutation.plan import PlannedMutant, plan, planner_for
+from auditor.mutation.plan import PlannedMutant, TimeoutPolicy, plan, planner_for
 from auditor.mutation.protocol import Job, JobResult
 from auditor.mutation.test_ids import CaseNames
 from auditor.mutation.type_check import reject_ill_typed
@@ -69,6 +69,7 @@ def run_mutation(
         with mutation_pool(run, baseline) as own_pool:
             return _mutate(run, baseline, only, cache, own_pool)
     finally:
+        cache.keep_test_sets()
         cache.close()
 
 
@@ -83,7 +84,8 @@ def _mutate(
     started = time.perf_counter()
     scoped = _plan_scope(run, baseline, only, cache)
     names = CaseNames(test.nodeid for test in baseline.tests)
-    verdicts = _Verdicts(run, cache, scoped.runnable, names)
+    durations = {test.nodeid: test.duration for test in baseline.tests}
+    verdicts = _Verdicts(run, cache, scoped.runnable, names, durations)
     to_run = [m for m in scoped.runnable if m.id not in verdicts.results]
     passing = [t.nodeid for t in baseline.tests if t.reliable]
     release_freed_memory()  # the source files' syntax trees, before the long part
@@ -163,18 +165,37 @@ class _Verdicts:
         cache: ResultCache,
         runnable: list[PlannedMutant],
         names: CaseNames,
+        durations: dict[str, float],
     ):
+        """`durations`: each test's time in the baseline."""
         self.run, self.cache, self.names = run, cache, names
+        self.durations = durations
         self.by_id = {m.id: m for m in runnable}
         self.results: dict[str, JobResult] = {}
         self.cached: set[str] = set()
+        self.carried: dict[str, extension.Carried] = {}
+        """Earlier verdicts under other tests, whose added tests run now."""
+        self.extended: set[str] = set()
+        """Verdicts from an earlier run under other tests (`extension`)."""
         self.undecided: set[str] = set()
         """Survived, but the subprocesses that run its code never got the mutant."""
+        carry_over = not run.config.all_killers
         for mutant in runnable:
             hit = cached_verdict(cache, mutant, names)
             if hit is not None:
                 self.results[mutant.id] = hit
                 self.cached.add(mutant.id)
+                continue
+            carried = extension.carried(cache, mutant, names.local) if carry_over else None
+            if carried is None:
+                continue
+            self.extended.add(mutant.id)
+            if carried.tests:
+                self.carried[mutant.id] = carried
+            else:
+                self.results[mutant.id] = carried.earlier
+                self.cached.add(mutant.id)
+                self._keep(mutant, carried.earlier)
         self.tally: Counter[str] = Counter(r.status for r in self.results.values())
         self.report_progress()
 
@@ -182,15 +203,32 @@ class _Verdicts:
         summary = " ".join(f"{status.lower()} {n}" for status, n in sorted(self.tally.items()))
         self.run.progress(len(self.results), len(self.by_id), summary)
 
+    def to_run(self, mutant: PlannedMutant) -> PlannedMutant:
+        """The mutant as its job runs it: only the added tests when an earlier verdict
+        is carried over."""
+        carried = self.carried.get(mutant.id)
+        if carried is None:
+            return mutant
+        config = self.run.config
+        policy = TimeoutPolicy(config.mutant_timeout_factor, config.mutant_timeout_constant)
+        return extension.subset(mutant, carried.tests, self.durations, policy)
+
     def add(self, result: JobResult) -> None:
+        carried = self.carried.pop(result.id, None)
+        if carried is not None:
+            result = extension.merged(carried.earlier, result)
         self.results[result.id] = result
         self.tally[result.status] += 1
         if result.subprocess_unreached and self.run.config.copy_path and not result.on_copy:
             self.undecided.add(result.id)  # not final: cached after the copy run
         else:
-            kept = renamed(result, self.names.portable)
-            self.cache.put(self.by_id[result.id].cache_key, kept)
+            self._keep(self.by_id[result.id], result)
         self.report_progress()
+
+    def _keep(self, mutant: PlannedMutant, result: JobResult) -> None:
+        kept = renamed(result, self.names.portable)
+        self.cache.put(mutant.cache_key, kept)
+        extension.remember(self.cache, mutant, kept)
 
     def take_back(self, mutant_id: str) -> None:
         """A verdict that is not final after all: the mutant runs again on a copy."""
@@ -245,7 +283,7 @@ def _execute(
     order = _within_budget(run, _dispatch_order(run, in_process), jobs)
     try:
         pool.run(
-            (job_for(m, module_names[m.abs_path], project, config) for m in order),
+            (job_for(verdicts.to_run(m), module_names[m.abs_path], project, config) for m in order),
             verdicts.add,
             stop_at=None if deadline is None else deadline + BUDGET_GRACE_SECONDS,
         )
@@ -303,6 +341,7 @@ def _scored(
             mutants, project.root, [project.relative(f) for f in project.test_files]
         ),
         cache_hits=len(verdicts.cached),
+        carried_over=len(verdicts.extended.intersection(results)),
         jobs=timing.jobs,
         duration=round(duration, 3),
         mutants_per_second=round(timing.executed / duration, 2)

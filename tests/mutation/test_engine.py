@@ -350,7 +350,8 @@ def test_a_corrupted_cache_is_rebuilt_not_trusted(project_copy, tmp_path):
     first = audit_json(root, "tests_strong", tmp_path / "a.json", *SOME_MUTATORS)
     cache = root / ".audit" / "cache.sqlite"
     with sqlite3.connect(cache) as connection:
-        connection.execute("update results set value = replace(value, 'Killed', 'Survived')")
+        for table in ("results", "earlier"):  # each verdict is kept under both keys
+            connection.execute(f"update {table} set value = replace(value, 'Killed', 'Survived')")
     second = audit_json(root, "tests_strong", tmp_path / "b.json", *SOME_MUTATORS)
     untouched_rows = [
         m for m in first["mutation"]["mutants"] if m["path"] != "none" and m["status"] != "Killed"

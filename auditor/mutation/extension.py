@@ -1,0 +1,102 @@
+"""An earlier verdict of a mutant carried over when only its tests changed.
+
+A mutant's cache key covers its tests, so a test added anywhere its code runs (a new
+test file importing a module covers every import-time mutant of it) made each such
+mutant run all its tests again. Its code, its Python subprocesses' tests and the
+settings being the same, the earlier verdict still says what the tests it had do:
+
+- it survived them: only the tests added or changed since run; it survives those too,
+  or the first that fails kills it, as in a run of them all;
+- a test killed it, and that test is unchanged: only the added or changed tests that
+  now run before it; if none fails, the same test kills it first, as before.
+
+Tests that were removed change neither. This holds as the verdict cache itself does:
+a test's outcome on a mutant does not depend on which other tests ran before it.
+Every test's kills are asked for (`--all-killers`), a timeout, an error, a mutant whose
+Python subprocesses get it, and the copy path run everything again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from auditor.mutation.cache import ResultCache
+from auditor.mutation.plan import PlannedMutant, TimeoutPolicy
+from auditor.mutation.protocol import JobResult
+from auditor.mutation.test_ids import case_function
+
+
+@dataclass(frozen=True)
+class Carried:
+    """An earlier verdict that holds for the tests it had, and the tests to run still
+    (none: it stands as it is)."""
+
+    earlier: JobResult
+    tests: list[str]
+
+
+def carried(
+    cache: ResultCache, mutant: PlannedMutant, local: Callable[[str], str]
+) -> Carried | None:
+    """What an earlier verdict of the mutant under other tests leaves to run; `local`
+    names a test as this session does."""
+    if not mutant.stem_key or mutant.tests_run is None or mutant.subprocess_reach:
+        return None
+    found = cache.get_earlier(mutant.stem_key)
+    if found is None:
+        return None
+    cases, earlier = found
+    if earlier.on_copy or earlier.status not in ("Killed", "Survived"):
+        return None
+    before = set(cases)
+    added = {
+        function for function, *rest in mutant.tests_run.cases if (function, *rest) not in before
+    }
+    candidates = mutant.tests
+    if earlier.status == "Killed":
+        killer = local(earlier.killed_by[0]) if earlier.killed_by else ""
+        unchanged = before.intersection(mutant.tests_run.cases)
+        if killer not in mutant.tests or case_function(killer) not in {c[0] for c in unchanged}:
+            return None
+        candidates = mutant.tests[: mutant.tests.index(killer)]
+        earlier = dataclasses.replace(earlier, killed_by=[killer], kills=_renamed(earlier, local))
+    tests = [test for test in candidates if case_function(test) in added]
+    if len(tests) == len(mutant.tests):
+        return None  # every test changed: nothing is carried over
+    return Carried(earlier, tests)
+
+
+def _renamed(result: JobResult, local: Callable[[str], str]) -> list[tuple[str, str, int]]:
+    return [(local(test), *rest) for test, *rest in result.kills]
+
+
+def subset(
+    mutant: PlannedMutant, tests: list[str], durations: Mapping[str, float], policy: TimeoutPolicy
+) -> PlannedMutant:
+    """The mutant with only these tests to run, and the time they are allowed."""
+    timeout = sum(durations.get(test, 0.0) for test in tests) * policy.factor + policy.constant
+    return dataclasses.replace(mutant, tests=tests, subprocess_tests=[], timeout=timeout)
+
+
+def merged(earlier: JobResult, fresh: JobResult) -> JobResult:
+    """The verdict over all the tests: the fresh run's when it did not survive (a test
+    run before the earlier killer failed, or hung), else the earlier one, with this
+    run's times."""
+    if fresh.status != "Survived" or earlier.status == "Survived":
+        return fresh
+    return dataclasses.replace(
+        earlier,
+        duration=fresh.duration,
+        tests_seconds=fresh.tests_seconds,
+        fork_seconds=fresh.fork_seconds,
+        ran=fresh.ran,
+    )
+
+
+def remember(cache: ResultCache, mutant: PlannedMutant, result: JobResult) -> None:
+    """The verdict, for a later run of the mutant under other tests."""
+    if mutant.stem_key and mutant.tests_run is not None:
+        tests = mutant.tests_run
+        cache.put_earlier(mutant.stem_key, tests.contents, tests.cases, result)
