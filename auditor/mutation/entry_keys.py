@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from auditor.mutation.data_tables import Offsets, keyword_entries
@@ -50,15 +51,19 @@ def keys_at(keys: Sequence[EntryKey], start: int, end: int) -> list[str]:
     return [entry.key for entry in sorted(inside, key=lambda entry: entry.end - entry.start)]
 
 
-def entry_tests(tests: Iterable[str], keys: Sequence[str]) -> set[str]:
+def entry_tests(
+    tests: AbstractSet[str],
+    keys: Sequence[str],
+    named: Callable[[str], AbstractSet[str]] | None = None,
+) -> AbstractSet[str]:
     """The tests named for the innermost of the keys that any test is named for: in
-    `{"rst": {"sep": "="}}`, no test is about "sep"."""
-    candidates = list(tests)
+    `{"rst": {"sep": "="}}`, no test is about "sep". `named(key)`: the tests named for
+    a key among more than these (a planner finds them once per key, not per mutant)."""
     for key in keys:
-        named = naming(candidates, key)
-        if named:
-            return named
-    return set()
+        found = tests & (naming(tests, key) if named is None else named(key))
+        if found:
+            return found
+    return frozenset()
 
 
 def naming(tests: Iterable[str], key: str) -> set[str]:

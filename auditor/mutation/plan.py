@@ -35,7 +35,7 @@ from auditor.mutation.compiler import (
 )
 from auditor.mutation.coverage_index import CoverageIndex, statement_lines
 from auditor.mutation.data_tables import DataTable, find_data_tables
-from auditor.mutation.entry_keys import EntryKey, entry_keys, entry_tests, keys_at
+from auditor.mutation.entry_keys import EntryKey, entry_keys, entry_tests, keys_at, naming
 from auditor.mutation.keys import digest, sites_key, sites_salt, swaps_salt
 from auditor.mutation.lambdas import LambdaBody, lambda_around, lambda_bodies
 from auditor.mutation.readers import Binding, Consumers, ReadIndex
@@ -177,9 +177,9 @@ class _File:
         return hashlib.sha256(self.source.encode()).hexdigest()
 
     @functools.cached_property
-    def tests(self) -> set[str]:
+    def tests(self) -> frozenset[str]:
         """Every test that runs a line of the file (once per file: sites ask often)."""
-        return set().union(*self.by_line.values())
+        return frozenset().union(*self.by_line.values())
 
     @functools.cached_property
     def subprocess_tests(self) -> set[str]:
@@ -208,10 +208,14 @@ class Planner:
         self.swaps_salt = swaps_salt(self.sites_salt)
         self.data_tables: dict[tuple[str, int], DataTableSample] = {}
         """The data tables whose entries were sampled, by (file, line)."""
-        self.import_time_readers: dict[tuple[str, Binding], set[str]] = {}
-        self.running: dict[tuple[str, frozenset[int]], set[str]] = {}
+        self.import_time_readers: dict[tuple[str, Binding], frozenset[str]] = {}
+        self.running: dict[tuple[str, frozenset[int]], frozenset[str]] = {}
+        self.reading: dict[frozenset[str], frozenset[str]] = {}
+        self.named: dict[str, frozenset[str]] = {}
+        self.everyone = frozenset(self.ran.durations)
+        """The tests named for an entry's key (`entry_keys.naming`), among all tests."""
         self.file_digests: dict[str, str] = {}
-        self.test_sets: dict[tuple[frozenset[str], frozenset[str]], _TestSet] = {}
+        self.test_sets: dict[tuple[frozenset[str], ...], _TestSet] = {}
 
     def _testdigest(self, nodeid: str) -> str:
         return self._filedigest(nodeid.split("::", 1)[0])
@@ -258,17 +262,18 @@ class Planner:
             tests, key=lambda nodeid: (duration_class(nodeid), nodeid in self.ran.spawning, nodeid)
         )
 
-    def _tests_of(self, tests: set[str], *first: Iterable[str]) -> _TestSet:
+    def _tests_of(self, tests: Iterable[str], *first: Iterable[str]) -> _TestSet:
         """Mutants of the same lines share their tests (thousands of mutants, a few
         hundred sets): ordered, digested and timed once per set. The tests in
         each part of `first` run before the rest, in that order (each part fastest
-        first)."""
-        everyone = frozenset(tests)
-        parts = []
-        for part in first:
-            parts.append((frozenset(part) & everyone).difference(*parts))
-        key = (everyone, tuple(parts))
+        first). Keyed by what it is given: the sets the planner keeps are frozen, so
+        a key made of them costs no copy and hashes once."""
+        key = (frozenset(tests), *map(frozenset, first))
         if key not in self.test_sets:
+            everyone = key[0]
+            parts: list[frozenset[str]] = []
+            for part in key[1:]:
+                parts.append((part & everyone).difference(*parts))
             rest = everyone.difference(*parts)
             ordered = [test for part in (*parts, rest) for test in self._ordered(part)]
             cases = self._cases(ordered)
@@ -285,10 +290,12 @@ class Planner:
             (function, n, self._testdigest(function)) for function, n in cases_by_function(tests)
         )
 
-    def _import_time_readers(self, file: str, site: Site, file_tests: set[str]) -> set[str]:
+    def _import_time_readers(
+        self, file: str, site: Site, file_tests: frozenset[str]
+    ) -> frozenset[str]:
         """The tests that can read what an import-time mutant changes (`readers`); where
         none can, one test, which fails if the mutant breaks the import."""
-        everyone = set(self.ran.durations)
+        everyone = self.everyone
         index = self.read_index
         binding = index.binding_at(file, site.line, site.end_line) if index else None
         if index is None or binding is None:
@@ -297,26 +304,32 @@ class Planner:
         if key not in self.import_time_readers:
             readers = index.readers(index.closure(binding.names))
             if readers.every_test:
-                tests = everyone
-            else:
-                tests = set()
-                for reader_file, lines in [(file, binding.lines), *readers.function_lines.items()]:
-                    by_line = self.ran.tests_by_line.get(reader_file, {})
-                    for line in lines:
-                        tests.update(by_line.get(line, ()))
-                for test_file in readers.test_files:
-                    tests.update(self.ran.tests_by_file.get(test_file, ()))
-                if not tests:  # a mutant that breaks the import fails any test
-                    tests = set(self._ordered(file_tests or everyone)[:1])
-            self.import_time_readers[key] = tests
+                self.import_time_readers[key] = everyone
+                return everyone
+            tests: set[str] = set()
+            for reader_file, lines in [(file, binding.lines), *readers.function_lines.items()]:
+                by_line = self.ran.tests_by_line.get(reader_file, {})
+                for line in lines:
+                    tests.update(by_line.get(line, ()))
+            for test_file in readers.test_files:
+                tests.update(self.ran.tests_by_file.get(test_file, ()))
+            if not tests:  # a mutant that breaks the import fails any test
+                tests = set(self._ordered(file_tests or everyone)[:1])
+            self.import_time_readers[key] = frozenset(tests)
         return self.import_time_readers[key]
 
-    def _nearest(self, file: _File, site: Site) -> list[set[str]]:
+    def _named(self, key: str) -> frozenset[str]:
+        """The tests named for an entry's key, among all (once per key)."""
+        if key not in self.named:
+            self.named[key] = frozenset(naming(self.everyone, key))
+        return self.named[key]
+
+    def _nearest(self, file: _File, site: Site) -> list[frozenset[str]]:
         """An import-time mutant's tests nearest its code, nearest first: those that run
         the mutated lines (a function that also runs at import), a line of the class
         around them, a statement naming what they bind. A test that uses the changed
         code fails first far more often than one that only imports its module."""
-        nearest = [set().union(*(file.by_line.get(n, ()) for n in file.measured_lines(site)))]
+        nearest = [self._running(file.relative, file.measured_lines(site))]
         index = self.read_index
         if index is None:
             return nearest
@@ -325,16 +338,24 @@ class Planner:
             nearest.append(self._running(file.relative, around))
         binding = index.binding_at(file.relative, site.line, site.end_line)
         if binding is not None:
-            reading = index.lines_naming(binding.names)
-            nearest.append(set().union(*(self._running(f, reading[f]) for f in sorted(reading))))
+            nearest.append(self._reading(binding.names))
         return nearest
 
-    def _running(self, file: str, lines: Iterable[int]) -> set[str]:
+    def _reading(self, names: frozenset[str]) -> frozenset[str]:
+        """The tests that run a statement naming one of the names (once per names)."""
+        if names not in self.reading:
+            assert self.read_index is not None
+            reading = self.read_index.lines_naming(names)
+            running = (self._running(file, reading[file]) for file in sorted(reading))
+            self.reading[names] = frozenset().union(*running)
+        return self.reading[names]
+
+    def _running(self, file: str, lines: Iterable[int]) -> frozenset[str]:
         """The tests that run any of the lines of the file (once per set of lines)."""
         key = (file, frozenset(lines))
         if key not in self.running:
             by_line = self.ran.tests_by_line.get(file, {})
-            self.running[key] = set().union(*(by_line.get(n, ()) for n in key[1]))
+            self.running[key] = frozenset().union(*(by_line.get(n, ()) for n in key[1]))
         return self.running[key]
 
     def plan_file(self, path: Path) -> list[PlannedMutant]:
@@ -424,15 +445,15 @@ class Planner:
         self._runnable(mutant, file, at_import, tests, in_subprocess)
         return mutant
 
-    def _covering(self, file: _File, site: Site, at_import: bool) -> set[str]:
+    def _covering(self, file: _File, site: Site, at_import: bool) -> frozenset[str]:
         if not at_import:
-            return set().union(*(file.by_line.get(n, ()) for n in file.measured_lines(site)))
+            return frozenset().union(*(file.by_line.get(n, ()) for n in file.measured_lines(site)))
         # Import-time code makes values tests may read without running a line of this
         # file (a table, a compiled pattern): the tests that can read what the statement
         # binds run, those that run the file first. Only a file no test imports has no
         # covering test.
         if not (file.import_lines or file.tests):
-            return set()
+            return frozenset()
         return self._import_time_readers(file.relative, site, file.tests)
 
     def _on_copy(self, mutant: PlannedMutant, file: _File) -> None:
@@ -453,7 +474,7 @@ class Planner:
         mutant: PlannedMutant,
         file: _File,
         at_import: bool,
-        tests: set[str],
+        tests: frozenset[str],
         in_subprocess: set[str],
     ) -> None:
         """Tests, timeout, path and key of a mutant some test runs; or the status
@@ -463,7 +484,7 @@ class Planner:
         reach = self._tests_of(in_subprocess)
         mutant.subprocess_tests, mutant.subprocess_reach = only_there.ordered, reach.ordered
         if at_import:
-            named = entry_tests(tests, keys_at(file.keys, site.start, site.end))
+            named = entry_tests(tests, keys_at(file.keys, site.start, site.end), self._named)
             tests_run = self._tests_of(tests, named, *self._nearest(file, site), file.tests)
         else:
             tests_run = self._tests_of(tests)
