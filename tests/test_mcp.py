@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -131,3 +132,52 @@ def test_a_tool_before_any_audit_says_to_run_the_audit_first(tmp_path):
     assert "no report at .audit/report.json: call the `audit` tool first" in (
         result.content[0].text
     )
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+def _audit_reuse(root: Path, **arguments: Any) -> Report:
+    """The `audit` tool called in a session of its own (the agent's next question)."""
+    _, result = call(root, ("audit", {"tests": ["tests_shallow"], **arguments}))
+    assert not result.is_error
+    return Report.read(root / ".audit" / "report.json")
+
+
+def test_the_agents_loop_through_the_audit_tool_reruns_what_changed(tmp_path):
+    """Asked again with nothing changed, the server's audit keeps the baseline; after a
+    changed conftest it measures everything again; about a new test (`diff`) it runs
+    that test and names the functions it calls."""
+    root = tmp_path / "shop"
+    copy_fixture("shop", root)
+    _git(root, "init", "-q")
+    _git(root, "-c", "user.email=a@b", "-c", "user.name=a", "add", "-A")
+    _git(root, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "shop")
+    _audit_reuse(root)
+
+    unchanged = _audit_reuse(root)
+    (root / "tests_shallow" / "conftest.py").write_text("import pytest\n")
+    conftest = _audit_reuse(root)
+    _git(root, "-c", "user.email=a@b", "-c", "user.name=a", "add", "-A")
+    _git(root, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "conftest")
+    (root / "tests_shallow" / "test_round.py").write_text(NEW_TEST)
+    change = _audit_reuse(root, diff="HEAD")
+
+    assert unchanged.baseline.reuse == "kept from an earlier run: nothing it depends on changed"
+    assert conftest.baseline.reuse.startswith("measured: ")
+    assert "tests_shallow/conftest.py" in conftest.baseline.reuse
+    assert change.baseline.reuse.startswith("measured 1 of ")
+    assert change.mutation.scope.changed_tests == ["tests_shallow/test_round.py"]
+    assert {m.function for m in change.mutation.mutants} == {"round_money"}
+
+
+NEW_TEST = """\
+from decimal import Decimal
+
+from shop.pricing import round_money
+
+
+def test_round_money_rounds_half_up():
+    assert round_money(Decimal("1.005")) == Decimal("1.01")
+"""
