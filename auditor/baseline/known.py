@@ -13,6 +13,7 @@ project are not in the manifest (docs/ci.md)."""
 from __future__ import annotations
 
 import ast
+import difflib
 import functools
 import hashlib
 import io
@@ -224,17 +225,17 @@ def sources(project: Project) -> dict[str, str]:
 def partial(earlier: KeptBaseline, now: Manifest, project: Project) -> Partial | str:
     """The tests that need no new run after the change from `earlier` to `now`, or why
     every test runs again. Only test files and function bodies of the code under test
-    may have changed, each line in place (so every kept line number still holds), and
-    no changed function may have run at import. The tests that run again: those of the
-    changed test files, those that ran a changed function, those that did not pass and
-    those that start Python subprocesses."""
+    may have changed (lines added or removed in them move the kept tests' lines below),
+    and no changed function may have run at import. The tests that run again: those of
+    the changed test files, those that ran a changed function, those that did not pass
+    and those that start Python subprocesses."""
     before = earlier.manifest
     if (before.audit, before.python, before.packages) != (now.audit, now.python, now.packages):
         return "; ".join(changes(before, now))
     changed = _changed_files(before.files, now.files)
     test_files = {project.relative(path) for path in project.test_files}
     test_files |= {test.file for test in earlier.baseline.tests}  # deleted ones too
-    spans: dict[str, list[tuple[int, int]]] = {}
+    edits: dict[str, Edit] = {}
     for path in changed:
         if path in test_files:
             continue
@@ -245,18 +246,19 @@ def partial(earlier: KeptBaseline, now: Manifest, project: Project) -> Partial |
         if isinstance(found, str):
             return f"{path}: {found}"
         ran_at_import = set(earlier.baseline.import_time_lines.get(path, ()))
-        if any(_any_in(ran_at_import, span) for span in found):
+        if any(_any_in(ran_at_import, span) for span in found.spans):
             return f"{path}: a changed function ran at import"
-        spans[path] = found
+        edits[path] = found
     # A test that runs Python subprocesses runs again: only its in-process arcs are kept.
-    kept = [
+    unchanged = [
         test
         for test in earlier.baseline.tests
         if test.outcome == "passed"
         and test.file not in changed
         and not test.subprocess_lines
-        and not _ran(test, spans)
+        and not _ran(test, edits)
     ]
+    kept = [moved for test in unchanged if (moved := _moved(test, edits)) is not None]
     return Partial(kept=kept, changed=_files_reason(changed))
 
 
@@ -265,36 +267,107 @@ def _any_in(lines: Iterable[int], span: tuple[int, int]) -> bool:
     return any(first <= line <= last for line in lines)
 
 
-def _ran(test: TestResult, spans: dict[str, list[tuple[int, int]]]) -> bool:
+def _ran(test: TestResult, edits: dict[str, Edit]) -> bool:
     return any(
-        _any_in(test.lines.get(path, ()), span) for path, found in spans.items() for span in found
+        _any_in(test.lines.get(path, ()), span)
+        for path, found in edits.items()
+        for span in found.spans
     )
 
 
-def changed_bodies(old: str, new: str) -> list[tuple[int, int]] | str:
-    """The line spans of the function bodies (docstrings aside) that differ between two
-    versions of a file, or why the change is more than that: lines added or removed,
+def _moved(test: TestResult, edits: dict[str, Edit]) -> TestResult | None:
+    """The test's lines and arcs numbered as the files are now; None where one of them
+    is not a line the edits left in place (the test then runs again)."""
+    moving = [(path, edit.lines) for path, edit in edits.items() if edit.moves]
+    if not any(path in test.lines or path in test.arcs for path, _ in moving):
+        return test
+    lines, arcs = dict(test.lines), dict(test.arcs)
+    try:
+        for path, numbers in moving:
+            if path in lines:
+                lines[path] = [numbers[n] for n in lines[path]]
+            if path in arcs:
+                arcs[path] = [_moved_arc(arc, numbers) for arc in arcs[path]]
+    except KeyError:
+        return None
+    return test.model_copy(update={"lines": lines, "arcs": arcs})
+
+
+def _moved_arc(arc: tuple[int, int], lines: dict[int, int]) -> tuple[int, int]:
+    """coverage.py's negative numbers (a code object's entry and exit, by its first
+    line) move as their line does."""
+    first, last = arc
+    return (_moved_line(first, lines), _moved_line(last, lines))
+
+
+def _moved_line(number: int, lines: dict[int, int]) -> int:
+    return -lines[-number] if number < 0 else lines[number]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """How a file of the code under test changed: inside these function bodies only."""
+
+    spans: list[tuple[int, int]]
+    """The changed bodies, numbered as in the earlier version."""
+    lines: dict[int, int]
+    """Each earlier line the edit left as it was, and its number now (lines added or
+    removed above it move it)."""
+
+    @functools.cached_property
+    def moves(self) -> bool:
+        return any(was != now for was, now in self.lines.items())
+
+
+def changed_bodies(old: str, new: str) -> Edit | str:
+    """The function bodies (docstrings aside) that differ between two versions of a
+    file, lines added or removed in them included, or why the change is more than that:
     a changed line outside every body (a signature, a decorator, module or class code;
     comment and blank lines aside)."""
     old_lines, new_lines = old.splitlines(), new.splitlines()
-    if len(old_lines) != len(new_lines):
-        return "lines were added or removed"
     try:
-        bodies = _bodies(ast.parse(old))
-        if bodies != _bodies(ast.parse(new)):
-            return "a function's body moved"
-        code = _code_lines(old) | _code_lines(new)
+        old_bodies, new_bodies = _bodies(ast.parse(old)), _bodies(ast.parse(new))
+        old_code, new_code = _code_lines(old), _code_lines(new)
     except (SyntaxError, ValueError, tokenize.TokenError):
         return "it does not parse"
+    if len(old_bodies) != len(new_bodies):
+        return "a function was added or removed"
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    lines: dict[int, int] = {}
     spans = set()
-    for number, (was, now) in enumerate(zip(old_lines, new_lines, strict=True), 1):
-        if was == now or number not in code:
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            lines.update(zip(range(i1 + 1, i2 + 1), range(j1 + 1, j2 + 1), strict=True))
             continue
-        span = next((body for body in bodies if body[0] <= number <= body[1]), None)
-        if span is None:
-            return f"line {number} changed outside a function's body"
-        spans.add(span)
-    return sorted(spans)
+        was = [n for n in range(i1 + 1, i2 + 1) if n in old_code]
+        now = [n for n in range(j1 + 1, j2 + 1) if n in new_code]
+        body = _body_of(was, old_bodies, now, new_bodies)
+        if isinstance(body, str):
+            return body
+        if body is not None:
+            spans.add(old_bodies[body])
+    return Edit(spans=sorted(spans), lines=lines)
+
+
+def _body_of(
+    was: list[int],
+    old_bodies: list[tuple[int, int]],
+    now: list[int],
+    new_bodies: list[tuple[int, int]],
+) -> int | str | None:
+    """The one body (by its place among the file's bodies) holding a changed region's
+    code lines, before and after; None for a region of comments and blank lines."""
+    places = {_place(n, old_bodies) for n in was} | {_place(n, new_bodies) for n in now}
+    if not places:
+        return None
+    if None in places or len(places) > 1:
+        first = min([*was, *now])
+        return f"line {first} changed outside a function's body"
+    return places.pop()
+
+
+def _place(line: int, bodies: list[tuple[int, int]]) -> int | None:
+    return next((i for i, (first, last) in enumerate(bodies) if first <= line <= last), None)
 
 
 def _code_lines(source: str) -> set[int]:

@@ -78,7 +78,7 @@ def test_an_edit_that_changes_behaviour_is_measured_as_a_cold_run_measures_it(pr
     incremental = _baseline(project)
     shutil.rmtree(project / ".audit")
     cold = _baseline(project)
-    assert incremental["reuse"] == "measured: calc.py: lines were added or removed"
+    assert incremental["reuse"] == "measured: calc.py: a function was added or removed"
     outcomes = {test["nodeid"]: test["outcome"] for test in incremental["tests"]}
     assert outcomes == {
         "tests/test_calc.py::test_double": "passed",
@@ -237,7 +237,7 @@ FUNCTIONS_AND_A_CLASS = (
 
 def test_a_change_inside_function_bodies_gives_their_spans():
     new = FUNCTIONS_AND_A_CLASS.replace("return a", "return 3").replace("return 2", "return 4")
-    assert known.changed_bodies(FUNCTIONS_AND_A_CLASS, new) == [(6, 6), (11, 11)]
+    assert known.changed_bodies(FUNCTIONS_AND_A_CLASS, new).spans == [(6, 6), (11, 11)]
 
 
 @pytest.mark.parametrize(
@@ -251,10 +251,45 @@ def test_a_change_outside_function_bodies_is_named_by_its_line(old, new, line):
     )
 
 
-def test_added_lines_and_comments_are_told_apart():
+def test_comments_and_blank_lines_change_no_body():
     code = FUNCTIONS_AND_A_CLASS
-    assert known.changed_bodies(code, code + "\n") == "lines were added or removed"
-    assert known.changed_bodies(code + "# a\n", code + "# b\n") == []
+    assert known.changed_bodies(code, code + "\n").spans == []
+    assert known.changed_bodies(code + "# a\n", code + "# b\n").spans == []
+
+
+def test_lines_added_in_a_body_move_the_lines_below_it():
+    new = FUNCTIONS_AND_A_CLASS.replace(
+        "    return a\n", "    if a:\n        a += 1\n    return a\n"
+    )
+    edit = known.changed_bodies(FUNCTIONS_AND_A_CLASS, new)
+    assert edit.spans == [(6, 6)]
+    assert (edit.lines[5], edit.lines[10], edit.lines[11]) == (5, 12, 13)
+
+
+def test_a_function_added_or_a_line_added_outside_bodies_is_more_than_an_edit():
+    code = FUNCTIONS_AND_A_CLASS
+    added = code + "\n\ndef g():\n    return 1\n"
+    assert known.changed_bodies(code, added) == "a function was added or removed"
+    assert known.changed_bodies(code, code.replace("X = 1\n", "X = 1\nY = 2\n")) == (
+        "line 2 changed outside a function's body"
+    )
+
+
+@pytest.mark.slow
+def test_lines_added_to_a_function_move_the_lines_the_kept_tests_ran(two_functions):
+    """test_triple ran lines below the edited `double`: it keeps its result, its lines
+    and arcs numbered as the file is now, and the sections equal a cold run's."""
+    _baseline(two_functions)
+    longer = TWO_FUNCTIONS.replace(
+        "    return x * 2\n", "    doubled = x * 2\n    return doubled\n"
+    )
+    (two_functions / "calc.py").write_text(longer)
+    incremental = _report(two_functions)
+    shutil.rmtree(two_functions / ".audit")
+    cold = _report(two_functions)
+    assert incremental["baseline"]["reuse"].startswith("measured 1 of 2 tests")
+    assert _measured(incremental["baseline"]) == _measured(cold["baseline"])
+    assert incremental["coverage"] == cold["coverage"]
 
 
 @pytest.mark.slow
