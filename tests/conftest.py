@@ -193,12 +193,19 @@ def run_audit(
     return done
 
 
-def one_module_mutants(root: Path, name: str, source: str, tests: str, mutators: str) -> list[dict]:
-    """The mutants of a one-module project `name` with one test file."""
+def one_module_project(root: Path, name: str, source: str, tests: dict[str, str]) -> Path:
+    """A project of one module `name` at `root`, with these files under `tests/`."""
+    (root / "tests").mkdir(parents=True)
     (root / "pyproject.toml").write_text(f'[project]\nname = "{name}"\nversion = "1"\n')
     (root / f"{name}.py").write_text(source)
-    (root / "tests").mkdir()
-    (root / "tests" / f"test_{name}.py").write_text(tests)
+    for file, text in tests.items():
+        (root / "tests" / file).write_text(text)
+    return root
+
+
+def one_module_mutants(root: Path, name: str, source: str, tests: str, mutators: str) -> list[dict]:
+    """The mutants of a one-module project `name` with one test file."""
+    one_module_project(root, name, source, {f"test_{name}.py": tests})
     out = root / "r.json"
     flags = ("--no-probes", "--mutators", mutators, "-q", "--json", str(out))
     result = run_audit("tests", *flags, cwd=root)

@@ -9,7 +9,7 @@ import pytest
 from _pytest.assertion.rewrite import _rewrite_test
 
 from auditor.containment import rewritten
-from tests.conftest import run_audit
+from tests.conftest import one_module_project, run_audit
 
 CODE = "def double(x):\n    return x * 2\n"
 TESTS = "from calc import double\n\n\ndef test_double():\n    assert double(2) == 5 - 1\n"
@@ -17,13 +17,9 @@ TESTS = "from calc import double\n\n\ndef test_double():\n    assert double(2) =
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "calc"
-    (root / "tests").mkdir(parents=True)
-    (root / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "1"\n')
-    (root / "calc.py").write_text(CODE)
-    (root / "tests" / "test_calc.py").write_text(TESTS)
-    (root / "tests" / "conftest.py").write_text("")
-    return root
+    return one_module_project(
+        tmp_path / "calc", "calc", CODE, {"test_calc.py": TESTS, "conftest.py": ""}
+    )
 
 
 def _modules(root: Path) -> list[Path]:

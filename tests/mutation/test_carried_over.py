@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_audit
+from tests.conftest import one_module_project, run_audit
 
 CODE = """\
 def clamp(x, low, high):
@@ -41,12 +41,7 @@ HIGH = "from calc import clamp\n\n\ndef test_high():\n    assert clamp(11, 0, 10
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "calc"
-    (root / "tests").mkdir(parents=True)
-    (root / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "1"\n')
-    (root / "calc.py").write_text(CODE)
-    (root / "tests" / "test_weak.py").write_text(WEAK)
-    return root
+    return one_module_project(tmp_path / "calc", "calc", CODE, {"test_weak.py": WEAK})
 
 
 def _mutation(root: Path) -> dict:
