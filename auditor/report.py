@@ -510,9 +510,9 @@ class MutationSection(_Model):
     paths: dict[str, int]
     cache_hits: int
     carried_over: int = 0
-    """Verdicts of an earlier run under other tests that held for the tests they had:
-    only the tests added or changed since then ran (none, for those `cache_hits` also
-    counts): docs/engine.md, "Verdicts carried over"."""
+    """Verdicts of an earlier run that held for the tests they had: only the tests
+    added or changed since then, or that run a function body edited since, ran (none,
+    for those `cache_hits` also counts): docs/engine.md, "Verdicts carried over"."""
     jobs: int
     duration: float
     mutants_per_second: float

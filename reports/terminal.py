@@ -44,7 +44,7 @@ def _render_mutation(report: Report, console: Console) -> None:
     assert mutation is not None
     details = [f"{mutation.jobs} workers", f"{mutation.cache_hits} from cache"]
     if mutation.carried_over:
-        details.append(f"{mutation.carried_over} carried over (only added tests ran)")
+        details.append(f"{mutation.carried_over} carried over (only changed tests ran)")
     if mutation.paths.get("copy"):
         details.append(f"{mutation.paths['copy']} on a project copy")
     if mutation.mutants_per_second:

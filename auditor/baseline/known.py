@@ -30,13 +30,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 import auditor
 from auditor import __version__
+from auditor.discovery.bodies import function_bodies
+from auditor.discovery.installed import packages_digest
 from auditor.discovery.project import Project
 from auditor.report import BaselineSection, CoverageSection, TestResult
 
 _CONFIG_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini")
 _NAMED_CHANGES = 3
 """Changed files a reason names before it counts the rest."""
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _NOT_CODE = frozenset(
     {
         tokenize.COMMENT,
@@ -96,24 +97,6 @@ def _audit_digest() -> str:
     return digest.hexdigest()
 
 
-def _packages_digest() -> str:
-    """The installed distributions (their metadata folders' names carry the versions)
-    and the `.pth` files (editable installs), on every folder of `sys.path`."""
-    digest = hashlib.sha256()
-    for entry in sys.path:
-        try:
-            names = sorted(os.listdir(entry or "."))
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith((".dist-info", ".egg-info")):
-                digest.update(f"{entry}/{name}\n".encode())
-            elif name.endswith(".pth"):
-                digest.update(f"{entry}/{name}\n".encode())
-                digest.update(_read(Path(entry or ".", name)))
-    return digest.hexdigest()
-
-
 def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -162,7 +145,7 @@ def manifest(project: Project) -> Manifest:
     return Manifest(
         audit=_audit_digest(),
         python=f"{sys.version} {sys.executable}",
-        packages=_packages_digest(),
+        packages=packages_digest(),
         files=files,
     )
 
@@ -381,17 +364,4 @@ def _code_lines(source: str) -> set[int]:
 
 
 def _bodies(tree: ast.Module) -> list[tuple[int, int]]:
-    """The body of every module-level function and of every method of a module-level
-    class: from its first statement past the docstring to its last line."""
-    functions = [node for node in tree.body if isinstance(node, _FUNCTIONS)]
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            functions += [member for member in node.body if isinstance(member, _FUNCTIONS)]
-    spans = []
-    for function in functions:
-        body = function.body
-        if ast.get_docstring(function, clean=False) is not None:
-            body = body[1:]
-        if body:
-            spans.append((body[0].lineno, function.end_lineno or body[-1].lineno))
-    return sorted(spans)
+    return sorted((body.first, body.last) for body in function_bodies(tree))

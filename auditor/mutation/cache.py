@@ -16,6 +16,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.containment import wire
@@ -55,6 +56,16 @@ def _swap(row: list | None) -> Swap | None:
 
 def _site(row: dict) -> Site:
     return Site(**{**row, "function_classes": tuple(row["function_classes"])})
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """A verdict as `earlier` keeps it: the tests it had (function, cases, file digest)
+    and the function bodies they ran (`ran_code`)."""
+
+    cases: Sequence[tuple[str, int, str]]
+    code: tuple[tuple[str, str], ...]
+    result: JobResult
 
 
 def _checksum(value: str) -> str:
@@ -144,27 +155,32 @@ class ResultCache:
     def put(self, key: str, result: JobResult) -> None:
         self._write("results", key, wire.encode(result))
 
-    def get_earlier(self, stem: str) -> tuple[list[tuple[str, int, str]], JobResult] | None:
+    def get_earlier(self, stem: str) -> Earlier | None:
         """The latest verdict of a mutant whatever its tests were (`mutation.extension`),
-        with those tests: (function, cases, file digest) each."""
+        with those tests and the code they ran."""
         value = self._read("earlier", stem)
         try:
             row = None if value is None else json.loads(value)
             tests = None if row is None else self._read("test_sets", row["tests"])
             if row is None or tests is None:
                 return None
-            cases = [(function, n, file) for function, n, file in json.loads(tests)]
-            return cases, wire.decode(JobResult, row["result"])
+            ran = json.loads(tests)
+            return Earlier(
+                cases=[(function, n, file) for function, n, file in ran["cases"]],
+                code=tuple((name, digest) for name, digest in ran["code"]),
+                result=wire.decode(JobResult, row["result"]),
+            )
         except (ValueError, TypeError, KeyError):
             return None
 
-    def put_earlier(
-        self, stem: str, tests: str, cases: Sequence[tuple[str, int, str]], result: JobResult
-    ) -> None:
-        """`tests`: the digest of `cases`; mutants of the same tests share one row of them."""
+    def put_earlier(self, stem: str, tests: str, earlier: Earlier) -> None:
+        """`tests`: the digest of the cases and code; mutants of the same tests share
+        one row of them."""
         if self._read("test_sets", tests) is None:
-            self._write("test_sets", tests, json.dumps(list(cases)))
-        self._write("earlier", stem, json.dumps({"tests": tests, "result": wire.encode(result)}))
+            ran = {"cases": list(earlier.cases), "code": list(earlier.code)}
+            self._write("test_sets", tests, json.dumps(ran))
+        row = {"tests": tests, "result": wire.encode(earlier.result)}
+        self._write("earlier", stem, json.dumps(row))
 
     def keep_test_sets(self) -> None:
         """Drop the sets of tests no verdict names any more (each edit of a test file

@@ -10,7 +10,9 @@ settings being the same, the earlier verdict still says what the tests it had do
 - a test killed it, and that test is unchanged: only the added or changed tests that
   now run before it; if none fails, the same test kills it first, as before.
 
-Tests that were removed change neither. This holds as the verdict cache itself does:
+A test that runs a function body that is another text now (`ran_code`: an edited
+callee can change what it sees) counts as changed. Tests that were removed change
+neither. This holds as the verdict cache itself does:
 a test's outcome on a mutant does not depend on which other tests ran before it.
 Every test's kills are asked for (`--all-killers`), a timeout, an error, a mutant whose
 Python subprocesses get it, and the copy path run everything again.
@@ -22,9 +24,11 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from auditor.mutation.cache import ResultCache
-from auditor.mutation.plan import PlannedMutant, TimeoutPolicy
+from auditor.mutation import ran_code
+from auditor.mutation.cache import Earlier, ResultCache
+from auditor.mutation.plan import PlannedMutant, TestSet, TimeoutPolicy
 from auditor.mutation.protocol import JobResult
+from auditor.mutation.ran_code import RanCode
 from auditor.mutation.test_ids import case_function
 
 
@@ -38,38 +42,44 @@ class Carried:
 
 
 def carried(
-    cache: ResultCache, mutant: PlannedMutant, local: Callable[[str], str]
+    cache: ResultCache, mutant: PlannedMutant, local: Callable[[str], str], code: RanCode
 ) -> Carried | None:
-    """What an earlier verdict of the mutant under other tests leaves to run; `local`
-    names a test as this session does."""
+    """What an earlier verdict of the mutant under other tests or other code around it
+    leaves to run; `local` names a test as this session does."""
     if not mutant.stem_key or mutant.tests_run is None or mutant.subprocess_reach:
         return None
     found = cache.get_earlier(mutant.stem_key)
     if found is None:
         return None
-    cases, earlier = found
+    earlier = found.result
     if earlier.on_copy or earlier.status not in ("Killed", "Survived"):
         return None
-    before = set(cases)
-    added = {
-        function for function, *rest in mutant.tests_run.cases if (function, *rest) not in before
-    }
+    affected = _affected(found, mutant.tests_run, code)
     candidates = mutant.tests
     if earlier.status == "Killed":
         killer = local(earlier.killed_by[0]) if earlier.killed_by else ""
-        unchanged = before.intersection(mutant.tests_run.cases)
-        if killer not in mutant.tests or case_function(killer) not in {c[0] for c in unchanged}:
+        if killer not in mutant.tests or affected(killer):
             return None
         candidates = mutant.tests[: mutant.tests.index(killer)]
         earlier = dataclasses.replace(earlier, killed_by=[killer], kills=_renamed(earlier, local))
-    tests = [test for test in candidates if case_function(test) in added]
+    tests = [test for test in candidates if affected(test)]
     if len(tests) == len(mutant.tests):
         return None  # every test changed: nothing is carried over
     return Carried(earlier, tests)
 
 
+def _affected(found: Earlier, now: TestSet, code: RanCode) -> Callable[[str], bool]:
+    """Whether a test of the mutant may do otherwise than when the earlier verdict was
+    given: its function was added or changed since, or it runs a function body that is
+    another text now."""
+    before = set(found.cases)
+    added = {function for function, *rest in now.cases if (function, *rest) not in before}
+    touched = code.running(ran_code.edited(found.code, now.code))
+    return lambda test: case_function(test) in added or test in touched
+
+
 def _renamed(result: JobResult, local: Callable[[str], str]) -> list[tuple[str, str, int]]:
-    return [(local(test), *rest) for test, *rest in result.kills]
+    return [(local(test), kind, line) for test, kind, line in result.kills]
 
 
 def subset(
@@ -99,4 +109,4 @@ def remember(cache: ResultCache, mutant: PlannedMutant, result: JobResult) -> No
     """The verdict, for a later run of the mutant under other tests."""
     if mutant.stem_key and mutant.tests_run is not None:
         tests = mutant.tests_run
-        cache.put_earlier(mutant.stem_key, tests.contents, tests.cases, result)
+        cache.put_earlier(mutant.stem_key, tests.contents, Earlier(tests.cases, tests.code, result))

@@ -23,6 +23,7 @@ import libcst as cst
 
 from auditor import __version__
 from auditor.config import AuditConfig
+from auditor.discovery.installed import packages_digest
 from auditor.discovery.project import Project
 from auditor.discovery.project import relative as relative_to_root
 from auditor.errors import ConfigError
@@ -38,6 +39,7 @@ from auditor.mutation.data_tables import DataTable, find_data_tables
 from auditor.mutation.entry_keys import EntryKey, entry_keys, entry_tests, keys_at, naming
 from auditor.mutation.keys import digest, sites_key, sites_salt, swaps_salt
 from auditor.mutation.lambdas import LambdaBody, lambda_around, lambda_bodies
+from auditor.mutation.ran_code import Code, RanCode
 from auditor.mutation.readers import Binding, Consumers, ReadIndex
 from auditor.mutation.reexecution import Reexecution
 from auditor.mutation.test_ids import cases_by_function
@@ -74,7 +76,7 @@ class PlannedMutant:
     stem_key: str = ""
     """The key without the tests: an earlier verdict of this mutant under other tests
     (`extension`)."""
-    tests_run: _TestSet | None = None
+    tests_run: TestSet | None = None
     """`tests` as the key counts them (shared by every mutant of the same tests)."""
     subprocess_tests: list[str] = field(default_factory=list)
     """Tests only whose Python subprocesses run the mutated code: if the mutant survives
@@ -96,15 +98,17 @@ class PlannedMutant:
 
 
 @dataclass(frozen=True)
-class _TestSet:
+class TestSet:
     ordered: list[str]
     """Fastest first (see `Planner._ordered`)."""
     contents: str
-    """Digest of `cases` (part of the cache key)."""
+    """Digest of `cases` and `code` (part of the cache key)."""
     cases: tuple[tuple[str, int, str], ...]
     """The tests by function, number of cases and file digest: not by the cases' ids,
     which a parametrization from the clock or a random value (`test_parse[07:29:44]`)
     changes at every collection."""
+    code: Code
+    """The function bodies they ran (`ran_code`)."""
     duration: float
     """Their baseline time together."""
 
@@ -201,6 +205,10 @@ class Planner:
         self.read_index = read_index
         """Who reads what import-time code binds; without it, every test does."""
         self.site_cache = site_cache
+        self.ran_code = RanCode(root, [self.ran.tests_by_line, self.ran.subprocess_tests_by_line])
+        self.shared = digest(settings.shared_sources, self.ran_code.outside)
+        """Part of every verdict's key: the conftests, the settings, every measured file's
+        code outside function bodies."""
         self.plan_keys: set[str] = set()
         """The cache keys of the sites and compilations this planner used."""
         self.sites_salt = sites_salt(settings.operators)
@@ -215,7 +223,7 @@ class Planner:
         self.everyone = frozenset(self.ran.durations)
         """The tests named for an entry's key (`entry_keys.naming`), among all tests."""
         self.file_digests: dict[str, str] = {}
-        self.test_sets: dict[tuple[frozenset[str], ...], _TestSet] = {}
+        self.test_sets: dict[tuple[frozenset[str], ...], TestSet] = {}
 
     def _testdigest(self, nodeid: str) -> str:
         return self._filedigest(nodeid.split("::", 1)[0])
@@ -262,7 +270,7 @@ class Planner:
             tests, key=lambda nodeid: (duration_class(nodeid), nodeid in self.ran.spawning, nodeid)
         )
 
-    def _tests_of(self, tests: Iterable[str], *first: Iterable[str]) -> _TestSet:
+    def _tests_of(self, tests: Iterable[str], *first: Iterable[str]) -> TestSet:
         """Mutants of the same lines share their tests (thousands of mutants, a few
         hundred sets): ordered, digested and timed once per set. The tests in
         each part of `first` run before the rest, in that order (each part fastest
@@ -276,11 +284,12 @@ class Planner:
                 parts.append((part & everyone).difference(*parts))
             rest = everyone.difference(*parts)
             ordered = [test for part in (*parts, rest) for test in self._ordered(part)]
-            cases = self._cases(ordered)
-            self.test_sets[key] = _TestSet(
+            cases, code = self._cases(ordered), self.ran_code.of(ordered)
+            self.test_sets[key] = TestSet(
                 ordered=ordered,
-                contents=digest(cases),
+                contents=digest(cases, code),
                 cases=cases,
+                code=code,
                 duration=sum(self.ran.durations.get(t, 0.0) for t in ordered),  # in a stable order
             )
         return self.test_sets[key]
@@ -466,7 +475,7 @@ class Planner:
             mutant.site.replacement,
             file.digest,
             tests_run.contents,
-            self.settings.shared_sources,
+            self.shared,
         )
 
     def _runnable(
@@ -515,10 +524,8 @@ class Planner:
             else (file.digest, mutant.rerun_lines, self._consumed_from(mutant.consumers))
         )
         shared = (__version__, mutant.id, site.replacement, code)
-        mutant.cache_key = digest(
-            *shared, tests_run.contents, reach.contents, self.settings.shared_sources
-        )
-        mutant.stem_key = digest(*shared, reach.contents, self.settings.shared_sources)
+        mutant.cache_key = digest(*shared, tests_run.contents, reach.contents, self.shared)
+        mutant.stem_key = digest(*shared, reach.contents, self.shared)
         mutant.tests_run = tests_run
 
     def _choose_path(self, mutant: PlannedMutant, file: _File, at_import: bool) -> tuple:
@@ -573,9 +580,13 @@ def plan(planner: Planner, files: Iterable[Path]) -> list[PlannedMutant]:
 
 
 def _shared_digest(project: Project, config: AuditConfig) -> str:
+    """What every verdict depends on: the conftests and the other modules beside the
+    tests (helpers any test may import), the installed distributions, the settings."""
     digest = hashlib.sha256()
-    for conftest in project.conftest_files:
-        digest.update(conftest.read_bytes())
+    for path in sorted({*project.conftest_files, *_support_files(project)}):
+        digest.update(f"{project.relative(path)}\n".encode())
+        digest.update(path.read_bytes())
+    digest.update(packages_digest().encode())
     settings = (config.mutant_timeout_factor, config.mutant_timeout_constant, config.all_killers)
     digest.update(repr(settings).encode())
     return digest.hexdigest()
@@ -606,15 +617,22 @@ def planner_for(
 def read_index(project: Project) -> ReadIndex:
     """Names bound and read across the code under test, the test files, and what the
     tests import beside them (conftests, helpers: any test may read through those)."""
+    support = {*_support_files(project), *project.conftest_files}
+    return ReadIndex(
+        project.root, _package_files(project), sorted(project.test_files), sorted(support)
+    )
+
+
+def _support_files(project: Project) -> set[Path]:
+    """The Python files under the test paths that are not test files (helpers,
+    conftests)."""
     test_files = set(project.test_files)
-    support = {
+    return {
         path
         for folder in project.test_paths
         for path in (folder.rglob("*.py") if folder.is_dir() else ())
         if path not in test_files
     }
-    support.update(project.conftest_files)
-    return ReadIndex(project.root, _package_files(project), sorted(test_files), sorted(support))
 
 
 def _package_files(project: Project) -> list[Path]:

@@ -24,6 +24,7 @@ from auditor.mutation.executor import RunnerPool
 from auditor.mutation.jobs import job_for
 from auditor.mutation.plan import PlannedMutant, TimeoutPolicy, plan, planner_for
 from auditor.mutation.protocol import Job, JobResult
+from auditor.mutation.ran_code import RanCode
 from auditor.mutation.test_ids import CaseNames
 from auditor.mutation.type_check import reject_ill_typed
 from auditor.mutation.verdicts import to_report
@@ -85,7 +86,7 @@ def _mutate(
     scoped = _plan_scope(run, baseline, only, cache)
     names = CaseNames(test.nodeid for test in baseline.tests)
     durations = {test.nodeid: test.duration for test in baseline.tests}
-    verdicts = _Verdicts(run, cache, scoped.runnable, names, durations)
+    verdicts = _Verdicts(run, cache, scoped, names, durations)
     to_run = [m for m in scoped.runnable if m.id not in verdicts.results]
     passing = [t.nodeid for t in baseline.tests if t.reliable]
     release_freed_memory()  # the source files' syntax trees, before the long part
@@ -112,6 +113,9 @@ class _Scoped:
     """Those of the scope that need a run (of a sample, when sampling)."""
     data_tables: list[DataTableSample]
     type_check: TypeCheckSummary | None
+    ran_code: RanCode
+    """The function bodies the tests ran (what an earlier verdict's tests may see
+    differently now)."""
 
 
 def _plan_scope(
@@ -130,7 +134,7 @@ def _plan_scope(
     if config.sample:
         runnable = selection.stratified_sample(runnable, config.sample, config.sample_seed)
     tables = [planner.data_tables[key] for key in sorted(planner.data_tables)]
-    return _Scoped(planned, in_scope, scope, runnable, tables, type_checked)
+    return _Scoped(planned, in_scope, scope, runnable, tables, type_checked, planner.ran_code)
 
 
 def cached_verdict(cache: ResultCache, mutant: PlannedMutant, names: CaseNames) -> JobResult | None:
@@ -163,13 +167,14 @@ class _Verdicts:
         self,
         run: RunContext,
         cache: ResultCache,
-        runnable: list[PlannedMutant],
+        scoped: _Scoped,
         names: CaseNames,
         durations: dict[str, float],
     ):
         """`durations`: each test's time in the baseline."""
         self.run, self.cache, self.names = run, cache, names
         self.durations = durations
+        runnable = scoped.runnable
         self.by_id = {m.id: m for m in runnable}
         self.results: dict[str, JobResult] = {}
         self.cached: set[str] = set()
@@ -186,7 +191,11 @@ class _Verdicts:
                 self.results[mutant.id] = hit
                 self.cached.add(mutant.id)
                 continue
-            carried = extension.carried(cache, mutant, names.local) if carry_over else None
+            carried = (
+                extension.carried(cache, mutant, names.local, scoped.ran_code)
+                if carry_over
+                else None
+            )
             if carried is None:
                 continue
             self.extended.add(mutant.id)

@@ -109,3 +109,40 @@ def test_a_changed_test_file_runs_every_test_again(project):
 
     assert mutation["carried_over"] == 0
     assert _verdicts(mutation) == _verdicts(_cold(project))
+
+
+CALLEE = "def g(x):\n    return x * 2\n"
+SLOW_F = f"""\
+import time
+
+from calc import f
+
+
+def test_f_slowly():
+    time.sleep({SLOW})
+    f(1)
+"""
+MIXED = "from calc import f\nfrom other import g\n\n\ndef test_f_and_g():\n    g(3)\n    f(1)\n"
+
+
+@pytest.mark.slow
+def test_an_edited_function_reruns_only_the_tests_that_run_it(tmp_path):
+    """`g` rewritten: of `f`'s two tests only the one that also runs `g` runs again on
+    `f`'s survivors; the slow one that never calls `g` keeps its earlier outcome."""
+    files = {"test_slow.py": SLOW_F, "test_mixed.py": MIXED}
+    root = one_module_project(tmp_path / "calc", "calc", "def f(x):\n    return x + 1\n", files)
+    (root / "other.py").write_text(CALLEE)
+    (root / "pyproject.toml").write_text(
+        (root / "pyproject.toml").read_text() + '\n[tool.audit]\nsrc = ["calc.py", "other.py"]\n'
+    )
+    _mutation(root)
+    (root / "other.py").write_text(CALLEE.replace("x * 2", "2 * x"))
+
+    mutation = _mutation(root)
+
+    of_f = [m for m in mutation["mutants"] if m["id"].startswith("calc.py::f::")]
+    survivors = [m for m in of_f if m["status"] == "Survived"]
+    assert survivors
+    assert mutation["carried_over"] == len([m for m in of_f if m["status"] != "Ignored"])
+    assert all(m["duration"] < SLOW for m in survivors)
+    assert _verdicts(mutation) == _verdicts(_cold(root))

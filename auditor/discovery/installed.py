@@ -1,0 +1,35 @@
+"""The installed distributions, digested: what a kept baseline and every verdict depend
+on besides the project (a new version of a dependency can change what a test does)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+
+def packages_digest() -> str:
+    """The installed distributions (their metadata folders' names carry the versions)
+    and the `.pth` files (editable installs), on every folder of `sys.path`; not where
+    those folders are, so a cache restored on another machine still holds."""
+    digest = hashlib.sha256()
+    for entry in sys.path:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith((".dist-info", ".egg-info")):
+                digest.update(f"{name}\n".encode())
+            elif name.endswith(".pth"):
+                digest.update(f"{name}\n".encode())
+                digest.update(_read(Path(entry or ".", name)))
+    return digest.hexdigest()
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""

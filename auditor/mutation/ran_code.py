@@ -1,0 +1,82 @@
+"""The code a verdict depends on besides its mutant: the function bodies its tests ran,
+and every module's code outside function bodies.
+
+A mutant of `f` is judged by tests that also run `g` of another module: an edit of `g`
+can change the verdict (it may now hide what `f` returns), so the bodies a set of tests
+ran are part of the key of every verdict those tests give, as `f`'s own code is. A body
+counts as run by a test that ran its first statement; it is named by its function
+(`file::C.m`), so lines added above it do not make it another body.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from auditor.discovery.bodies import function_bodies
+from auditor.mutation.coverage_index import LinesToTests
+
+Code = tuple[tuple[str, str], ...]
+"""Each body a set of tests ran (`file::qualname`) and the digest of its text."""
+
+
+class RanCode:
+    """Read once per run: the bodies of the measured files and the tests that ran them."""
+
+    def __init__(self, root: Path, indexes: Iterable[LinesToTests]) -> None:
+        indexes = list(indexes)
+        self.bodies: dict[str, tuple[str, frozenset[str]]] = {}
+        """Each body: its text's digest and the tests that ran it."""
+        outside = hashlib.sha256()
+        for file in sorted({file for index in indexes for file in index}):
+            lines = _lines(root / file)
+            try:
+                bodies = function_bodies(ast.parse("\n".join(lines)))
+            except (SyntaxError, ValueError):
+                bodies = []
+            inside: set[int] = set()
+            for body in bodies:
+                inside.update(range(body.first, body.last + 1))
+                text = "\n".join(lines[body.first - 1 : body.last])
+                ran_by = frozenset().union(*(index[file].get(body.first, ()) for index in indexes))
+                self.bodies[f"{file}::{body.name}"] = (_digest(text), ran_by)
+            kept = (line for number, line in enumerate(lines, 1) if number not in inside)
+            outside.update(f"{file}\n{_digest(chr(10).join(kept))}\n".encode())
+        self.outside = outside.hexdigest()
+        """Every measured file's code outside function bodies, digested."""
+        self._code: dict[frozenset[str], Code] = {}
+
+    def running(self, bodies: Iterable[str]) -> frozenset[str]:
+        """The tests that ran any of these bodies."""
+        return frozenset().union(*(self.bodies[name][1] for name in bodies if name in self.bodies))
+
+    def of(self, tests: Iterable[str]) -> Code:
+        """The bodies these tests ran, with their digests, sorted."""
+        key = frozenset(tests)
+        if key not in self._code:
+            self._code[key] = tuple(
+                (name, digest)
+                for name, (digest, ran_by) in sorted(self.bodies.items())
+                if not ran_by.isdisjoint(key)
+            )
+        return self._code[key]
+
+
+def edited(earlier: Code, now: Code) -> list[str]:
+    """The bodies that earlier tests ran and these still run that are another text now
+    (one that only removed tests ran does not count)."""
+    current = dict(now)
+    return [name for name, digest in earlier if name in current and current[name] != digest]
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
