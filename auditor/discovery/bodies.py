@@ -16,8 +16,14 @@ class Body:
     name: str
     """`f`, `C.m`; `f#2` for the second `def f` of the same scope."""
     first: int
-    """Its first statement past the docstring."""
+    """Its first statement past the docstring (a decorated one's first decorator: the
+    line coverage.py records for it)."""
     last: int
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", [])
+    return min([statement.lineno, *(decorator.lineno for decorator in decorators)])
 
 
 def function_bodies(tree: ast.Module) -> list[Body]:
@@ -41,5 +47,5 @@ def function_bodies(tree: ast.Module) -> list[Body]:
             continue
         seen[name] += 1
         named = name if seen[name] == 1 else f"{name}#{seen[name]}"
-        found.append(Body(named, body[0].lineno, function.end_lineno or body[-1].lineno))
+        found.append(Body(named, _first_line(body[0]), function.end_lineno or body[-1].lineno))
     return found

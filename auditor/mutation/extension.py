@@ -1,8 +1,10 @@
-"""An earlier verdict of a mutant carried over when only its tests changed.
+"""An earlier verdict of a mutant carried over when only its tests, or code they run,
+changed.
 
-A mutant's cache key covers its tests, so a test added anywhere its code runs (a new
-test file importing a module covers every import-time mutant of it) made each such
-mutant run all its tests again. Its code, its Python subprocesses' tests and the
+A mutant's cache key covers its tests and the function bodies they ran, so a test added
+anywhere its code runs (a new test file importing a module covers every import-time
+mutant of it), or an edit of a function some of its tests call, made each such mutant
+run all its tests again. Its code, its Python subprocesses' tests and the
 settings being the same, the earlier verdict still says what the tests it had do:
 
 - it survived them: only the tests added or changed since run; it survives those too,

@@ -205,7 +205,9 @@ class Planner:
         self.read_index = read_index
         """Who reads what import-time code binds; without it, every test does."""
         self.site_cache = site_cache
-        self.ran_code = RanCode(root, [self.ran.tests_by_line, self.ran.subprocess_tests_by_line])
+        self.ran_code = RanCode(
+            root, [self.ran.tests_by_line, self.ran.subprocess_tests_by_line], self.ran.import_lines
+        )
         self.shared = digest(settings.shared_sources, self.ran_code.outside)
         """Part of every verdict's key: the conftests, the settings, every measured file's
         code outside function bodies."""

@@ -25,12 +25,16 @@ Code = tuple[tuple[str, str], ...]
 class RanCode:
     """Read once per run: the bodies of the measured files and the tests that ran them."""
 
-    def __init__(self, root: Path, indexes: Iterable[LinesToTests]) -> None:
+    def __init__(
+        self, root: Path, indexes: Iterable[LinesToTests], imported: Iterable[str]
+    ) -> None:
+        """`indexes`: the tests that ran each line; `imported`: the files whose code ran
+        at import (a module of constants no test calls into counts too)."""
         indexes = list(indexes)
         self.bodies: dict[str, tuple[str, frozenset[str]]] = {}
         """Each body: its text's digest and the tests that ran it."""
         outside = hashlib.sha256()
-        for file in sorted({file for index in indexes for file in index}):
+        for file in sorted({*imported, *(file for index in indexes for file in index)}):
             lines = _lines(root / file)
             try:
                 bodies = function_bodies(ast.parse("\n".join(lines)))
@@ -40,7 +44,9 @@ class RanCode:
             for body in bodies:
                 inside.update(range(body.first, body.last + 1))
                 text = "\n".join(lines[body.first - 1 : body.last])
-                ran_by = frozenset().union(*(index[file].get(body.first, ()) for index in indexes))
+                ran_by = frozenset().union(
+                    *(index[file].get(body.first, ()) for index in indexes if file in index)
+                )
                 self.bodies[f"{file}::{body.name}"] = (_digest(text), ran_by)
             kept = (line for number, line in enumerate(lines, 1) if number not in inside)
             outside.update(f"{file}\n{_digest(chr(10).join(kept))}\n".encode())

@@ -184,33 +184,31 @@ class _Verdicts:
         """Verdicts from an earlier run under other tests (`extension`)."""
         self.undecided: set[str] = set()
         """Survived, but the subprocesses that run its code never got the mutant."""
-        carry_over = not run.config.all_killers
         for mutant in runnable:
             hit = cached_verdict(cache, mutant, names)
             if hit is not None:
                 self.results[mutant.id] = hit
                 self.cached.add(mutant.id)
-                continue
-            carried = (
-                extension.carried(cache, mutant, names.local, scoped.ran_code)
-                if carry_over
-                else None
-            )
-            if carried is None:
-                continue
-            self.extended.add(mutant.id)
-            if carried.tests:
-                self.carried[mutant.id] = carried
-            else:
-                self.results[mutant.id] = carried.earlier
-                self.cached.add(mutant.id)
-                self._keep(mutant, carried.earlier)
+            elif not run.config.all_killers:  # an earlier verdict names its first killer only
+                self._carry_over(mutant, scoped.ran_code)
         self.tally: Counter[str] = Counter(r.status for r in self.results.values())
         self.report_progress()
 
     def report_progress(self) -> None:
         summary = " ".join(f"{status.lower()} {n}" for status, n in sorted(self.tally.items()))
         self.run.progress(len(self.results), len(self.by_id), summary)
+
+    def _carry_over(self, mutant: PlannedMutant, code: RanCode) -> None:
+        carried = extension.carried(self.cache, mutant, self.names.local, code)
+        if carried is None:
+            return
+        self.extended.add(mutant.id)
+        if carried.tests:
+            self.carried[mutant.id] = carried
+        else:
+            self.results[mutant.id] = carried.earlier
+            self.cached.add(mutant.id)
+            self._keep(mutant, carried.earlier)
 
     def to_run(self, mutant: PlannedMutant) -> PlannedMutant:
         """The mutant as its job runs it: only the added tests when an earlier verdict

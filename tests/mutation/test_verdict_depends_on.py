@@ -54,6 +54,37 @@ def test_an_edited_function_the_tests_call_judges_the_mutants_again(tmp_path):
     assert after == _cold(root)
 
 
+SCALED_BY_A_CONSTANT = "from constants import SCALE\n\n\ndef f(x):\n    return x * SCALE\n"
+TEST_SCALED_BY_A_CONSTANT = """\
+from calc import f
+from constants import SCALE
+
+
+def test_f():
+    assert f(3) == 3 * SCALE
+"""
+
+
+def test_an_edited_module_the_tests_only_import_judges_the_mutants_again(tmp_path):
+    """`constants.py` runs at import only: with SCALE = 1, `x / SCALE` gives what the
+    test expects; with SCALE = 2 it does not."""
+    files = {"test_calc.py": TEST_SCALED_BY_A_CONSTANT}
+    root = one_module_project(tmp_path / "calc", "calc", SCALED_BY_A_CONSTANT, files)
+    (root / "constants.py").write_text("SCALE = 1\n")
+    (root / "pyproject.toml").write_text(
+        (root / "pyproject.toml").read_text()
+        + '\n[tool.audit]\nsrc = ["calc.py", "constants.py"]\n'
+    )
+    divided = "calc.py::f::arithmetic.swap@1:11#0"
+    before = _verdicts(_mutation(root))
+    (root / "constants.py").write_text("SCALE = 2\n")
+
+    after = _verdicts(_mutation(root))
+
+    assert (before[divided][0], after[divided][0]) == ("Survived", "Killed")
+    assert after == _cold(root)
+
+
 CHECKED = """\
 from calc import double
 from tests.helpers import check
