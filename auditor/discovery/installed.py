@@ -3,6 +3,7 @@ on besides the project (a new version of a dependency can change what a test doe
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
@@ -24,12 +25,6 @@ def packages_digest() -> str:
                 digest.update(f"{name}\n".encode())
             elif name.endswith(".pth"):
                 digest.update(f"{name}\n".encode())
-                digest.update(_read(Path(entry or ".", name)))
+                with contextlib.suppress(OSError):
+                    digest.update(Path(entry or ".", name).read_bytes())
     return digest.hexdigest()
-
-
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return b""

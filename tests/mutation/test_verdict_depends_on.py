@@ -4,6 +4,7 @@ besides the mutant, the helpers beside them, the installed distributions."""
 import json
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -30,54 +31,50 @@ def _cold(root: Path) -> dict[str, tuple[str, list[str]]]:
     return _verdicts(_mutation(copy))
 
 
-SCALED = "from other import g\n\n\ndef f(x):\n    return g(x) * x\n"
-TEST_SCALED = (
-    "from calc import f\nfrom other import g\n\n\ndef test_f():\n    assert f(3) == g(3) * 3\n"
+@dataclass(frozen=True)
+class OtherModule:
+    """`calc.py` under test with a second module `name`, edited from `before` to
+    `after`; the test passes on both, and `calc.f`'s `x * ... -> x / ...` survives
+    only the first."""
+
+    code: str
+    tests: str
+    name: str
+    before: str
+    after: str
+
+
+CALLED = OtherModule(
+    code="from other import g\n\n\ndef f(x):\n    return g(x) * x\n",
+    tests="from calc import f\nfrom other import g\n\n\ndef test_f():\n"
+    "    assert f(3) == g(3) * 3\n",
+    name="other.py",
+    before="def g(x):\n    return 0\n",
+    after="def g(x):\n    return 1\n",
+)
+IMPORTED = OtherModule(
+    code="from constants import SCALE\n\n\ndef f(x):\n    return x * SCALE\n",
+    tests="from calc import f\nfrom constants import SCALE\n\n\ndef test_f():\n"
+    "    assert f(3) == 3 * SCALE\n",
+    name="constants.py",
+    before="SCALE = 1\n",
+    after="SCALE = 2\n",
 )
 
 
-def test_an_edited_function_the_tests_call_judges_the_mutants_again(tmp_path):
-    """With `g` returning 0, `g(x) / x` gives what the test expects; with `g` returning
-    1 it does not: the cached survivor must not stand."""
-    root = one_module_project(tmp_path / "calc", "calc", SCALED, {"test_calc.py": TEST_SCALED})
-    (root / "other.py").write_text("def g(x):\n    return 0\n")
-    (root / "pyproject.toml").write_text(
-        (root / "pyproject.toml").read_text() + '\n[tool.audit]\nsrc = ["calc.py", "other.py"]\n'
-    )
-    divided = "calc.py::f::arithmetic.swap@1:11#0"
-    before = _verdicts(_mutation(root))
-    (root / "other.py").write_text("def g(x):\n    return 1\n")
-
-    after = _verdicts(_mutation(root))
-
-    assert (before[divided][0], after[divided][0]) == ("Survived", "Killed")
-    assert after == _cold(root)
-
-
-SCALED_BY_A_CONSTANT = "from constants import SCALE\n\n\ndef f(x):\n    return x * SCALE\n"
-TEST_SCALED_BY_A_CONSTANT = """\
-from calc import f
-from constants import SCALE
-
-
-def test_f():
-    assert f(3) == 3 * SCALE
-"""
-
-
-def test_an_edited_module_the_tests_only_import_judges_the_mutants_again(tmp_path):
-    """`constants.py` runs at import only: with SCALE = 1, `x / SCALE` gives what the
-    test expects; with SCALE = 2 it does not."""
-    files = {"test_calc.py": TEST_SCALED_BY_A_CONSTANT}
-    root = one_module_project(tmp_path / "calc", "calc", SCALED_BY_A_CONSTANT, files)
-    (root / "constants.py").write_text("SCALE = 1\n")
+@pytest.mark.parametrize(
+    "other", [CALLED, IMPORTED], ids=["a function the tests call", "a module run at import only"]
+)
+def test_an_edited_module_the_tests_run_judges_the_mutants_again(tmp_path, other):
+    root = one_module_project(tmp_path / "calc", "calc", other.code, {"test_calc.py": other.tests})
+    (root / other.name).write_text(other.before)
     (root / "pyproject.toml").write_text(
         (root / "pyproject.toml").read_text()
-        + '\n[tool.audit]\nsrc = ["calc.py", "constants.py"]\n'
+        + f'\n[tool.audit]\nsrc = ["calc.py", "{other.name}"]\n'
     )
     divided = "calc.py::f::arithmetic.swap@1:11#0"
     before = _verdicts(_mutation(root))
-    (root / "constants.py").write_text("SCALE = 2\n")
+    (root / other.name).write_text(other.after)
 
     after = _verdicts(_mutation(root))
 
