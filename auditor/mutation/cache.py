@@ -22,6 +22,7 @@ from pathlib import Path
 from auditor.containment import wire
 from auditor.mutation.compiler import Swap
 from auditor.mutation.protocol import JobResult
+from auditor.mutation.ran_code import Code
 from mutators.sites import Site
 
 _TABLES = (
@@ -64,7 +65,7 @@ class Earlier:
     and the function bodies they ran (`ran_code`)."""
 
     cases: Sequence[tuple[str, int, str]]
-    code: tuple[tuple[str, str], ...]
+    code: Code
     result: JobResult
 
 
@@ -75,6 +76,7 @@ def _checksum(value: str) -> str:
 class ResultCache:
     def __init__(self, root: Path) -> None:
         """The cache of the project at `root`: `.audit/cache.sqlite`."""
+        self._test_sets: dict[str, tuple[list[tuple[str, int, str]], Code] | None] = {}
         path = root / ".audit" / "cache.sqlite"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -161,24 +163,37 @@ class ResultCache:
         value = self._read("earlier", stem)
         try:
             row = None if value is None else json.loads(value)
-            tests = None if row is None else self._read("test_sets", row["tests"])
-            if row is None or tests is None:
+            ran = None if row is None else self._test_set(row["tests"])
+            if row is None or ran is None:
                 return None
-            ran = json.loads(tests)
-            return Earlier(
-                cases=[(function, n, file) for function, n, file in ran["cases"]],
-                code=tuple((name, digest) for name, digest in ran["code"]),
-                result=wire.decode(JobResult, row["result"]),
-            )
+            cases, code = ran
+            return Earlier(cases, code, wire.decode(JobResult, row["result"]))
         except (ValueError, TypeError, KeyError):
             return None
+
+    def _test_set(self, key: str) -> tuple[list[tuple[str, int, str]], Code] | None:
+        """A set of tests and the bodies they ran, read once per run: the mutants of
+        one line share it, and the set every test makes is hundreds of KB."""
+        if key not in self._test_sets:
+            value = self._read("test_sets", key)
+            ran = None if value is None else json.loads(value)
+            self._test_sets[key] = (
+                None
+                if ran is None
+                else (
+                    [(function, n, file) for function, n, file in ran["cases"]],
+                    tuple((name, digest) for name, digest in ran["code"]),
+                )
+            )
+        return self._test_sets[key]
 
     def put_earlier(self, stem: str, tests: str, earlier: Earlier) -> None:
         """`tests`: the digest of the cases and code; mutants of the same tests share
         one row of them."""
-        if self._read("test_sets", tests) is None:
+        if not self._has("test_sets", tests):
             ran = {"cases": list(earlier.cases), "code": list(earlier.code)}
             self._write("test_sets", tests, json.dumps(ran))
+            self._test_sets.pop(tests, None)
         row = {"tests": tests, "result": wire.encode(earlier.result)}
         self._write("earlier", stem, json.dumps(row))
 
@@ -270,8 +285,12 @@ class ResultCache:
             return None
 
     def has_sites(self, key: str) -> bool:
+        return self._has("sites", key)
+
+    def _has(self, table: str, key: str) -> bool:
+        """Whether a row is there, without reading (and checksumming) its value."""
         try:
-            found = self.connection.execute("select 1 from sites where key = ?", (key,))
+            found = self.connection.execute(f"select 1 from {table} where key = ?", (key,))
             return found.fetchone() is not None
         except sqlite3.DatabaseError:
             return False
