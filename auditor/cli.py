@@ -513,22 +513,31 @@ def schema() -> None:
 
 def main() -> None:
     use_run_folder()
+    sys.exit(run_command())
+
+
+def run_command(args: list[str] | None = None) -> int:
+    """Run one `audit` command line (`sys.argv` by default) and return its exit code:
+    each error becomes its one line on stderr, as on the command line. The warm agent
+    session (`auditor.agent.session`) runs its audits through here too."""
     try:
-        cli.main(standalone_mode=False)
+        cli.main(args=args, standalone_mode=False)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else ExitCode.PASSED
     except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except click.ClickException as exc:
         exc.show()
-        sys.exit(ExitCode.USAGE_ERROR)
+        return ExitCode.USAGE_ERROR
     except click.Abort:
         click.echo("audit: interrupted", err=True)
-        sys.exit(ExitCode.INCOMPLETE)
+        return ExitCode.INCOMPLETE
     except AuditError as exc:
         click.echo(f"audit: {exc}", err=True)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except KeyboardInterrupt:
         click.echo("audit: interrupted; no report written", err=True)
-        sys.exit(ExitCode.INCOMPLETE)
+        return ExitCode.INCOMPLETE
     except Exception as exc:
         if os.environ.get("AUDIT_DEBUG"):
             raise
@@ -536,4 +545,5 @@ def main() -> None:
             f"audit: internal error: {type(exc).__name__}: {exc} (set AUDIT_DEBUG=1 for details)",
             err=True,
         )
-        sys.exit(ExitCode.INCOMPLETE)
+        return ExitCode.INCOMPLETE
+    return ExitCode.PASSED

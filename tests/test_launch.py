@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.agent.mcp_server import audit_in_child
+from auditor.agent.mcp_server import AuditCall, audit_in_session
+from auditor.agent.session import WarmSession
 from auditor.containment.launch import own_module
 
 pytestmark = pytest.mark.slow
@@ -83,7 +84,11 @@ def test_the_audit_command_imports_none_of_the_projects_packages_named_like_ours
 
 def test_the_mcp_servers_audit_imports_none_of_them(tmp_path):
     root = _project(tmp_path / "project")
-    result = audit_in_child(root, ["tests"], None, None, "r.json")
+    session = WarmSession(root)
+    try:
+        result = audit_in_session(session, root, AuditCall(["tests"], None, None, "r.json"))
+    finally:
+        session.close()
     assert (result.exit_code, result.survived) == (0, 0)
     assert _imported(root) == []
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +24,9 @@ pytestmark = pytest.mark.slow
 TOOLS = ["audit", "explain_mutant", "feedback", "next_tests", "test_smells"]
 
 
-def call(root: Path, *calls: tuple[str, dict[str, Any]]) -> list[Any]:
-    """One session with `audit mcp` in `root`: the tool list, then each call's result."""
+def call(root: Path, *calls: tuple[str, dict[str, Any]] | Callable[[], Any]) -> list[Any]:
+    """One session with `audit mcp` in `root`: the tool list, then each call's result (a
+    function among the calls runs between two of them; its result is listed too)."""
 
     async def session() -> list[Any]:
         server = StdioServerParameters(
@@ -31,8 +35,11 @@ def call(root: Path, *calls: tuple[str, dict[str, Any]]) -> list[Any]:
         async with Client(server) as client:
             listed = await client.list_tools()
             results: list[Any] = [sorted(tool.name for tool in listed.tools)]
-            for name, arguments in calls:
-                results.append(await client.call_tool(name, arguments))
+            for step in calls:
+                if callable(step):
+                    results.append(step())
+                else:
+                    results.append(await client.call_tool(*step))
             return results
 
     return asyncio.run(session())
@@ -181,3 +188,70 @@ from shop.pricing import round_money
 def test_round_money_rounds_half_up():
     assert round_money(Decimal("1.005")) == Decimal("1.01")
 """
+
+
+def _session_of(root: Path) -> int:
+    """The pid of the warm audit session the server in `root` keeps."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            command = (proc / "cmdline").read_bytes().split(b"\0")
+            where = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        if b"auditor.agent.session" in command and Path(where) == root:
+            found.append(int(proc.name))
+    [pid] = found
+    return pid
+
+
+def test_one_warm_session_answers_the_audits_of_a_server(tmp_path):
+    root = tmp_path / "shop"
+    copy_fixture("shop", root)
+    audit = ("audit", {"tests": ["tests_shallow"]})
+    _, first, pid, second, again = call(
+        root, audit, lambda: _session_of(root), audit, lambda: _session_of(root)
+    )
+    assert not first.is_error and not second.is_error
+    assert pid == again
+    assert second.structured_content == first.structured_content
+
+
+def test_a_session_killed_between_two_audits_costs_nothing_but_its_warm_start(tmp_path):
+    root = tmp_path / "shop"
+    copy_fixture("shop", root)
+    audit = ("audit", {"tests": ["tests_shallow"]})
+
+    def kill() -> int:
+        pid = _session_of(root)
+        os.kill(pid, signal.SIGKILL)
+        return pid
+
+    _, first, killed, second, started = call(root, audit, kill, audit, lambda: _session_of(root))
+    assert not second.is_error
+    assert second.structured_content == first.structured_content
+    assert started != killed
+
+
+def test_an_audit_cut_by_its_time_budget_returns_its_partial_report(tmp_path):
+    root = tmp_path / "shop"
+    copy_fixture("shop", root)
+    _, result = call(root, ("audit", {"tests": ["tests_shallow"], "time_budget": "1s"}))
+    assert not result.is_error
+    summary = result.structured_content
+    assert (summary["exit_code"], summary["status"]) == (4, "incomplete")
+
+
+def test_a_failed_audit_is_its_error_not_the_report_an_earlier_audit_left(tmp_path):
+    root = tmp_path / "shop"
+    copy_fixture("shop", root)
+    (root / "tests_failing").mkdir()
+    (root / "tests_failing" / "test_no.py").write_text("def test_no():\n    assert False\n")
+    _, earlier, failed = call(
+        root,
+        ("audit", {"tests": ["tests_shallow"]}),
+        ("audit", {"tests": ["tests_failing"]}),
+    )
+    assert not earlier.is_error
+    assert failed.is_error
+    assert "audit: baseline: no test passes on the original code" in failed.content[0].text

@@ -3,21 +3,22 @@
 An agent that writes tests in a loop asks: how good is this suite, what did it miss,
 which test should I write next, what is wrong with this test file. Each tool answers
 from the same report model the CLI writes (structured content, with the JSON schema of
-the models), and the audit itself runs as `audit` does on the command line: a child
-process with its containment, its time budget and its report file. The server keeps no
-state of its own between calls: the report on disk is the state.
+the models), and the audit itself runs as `audit` does on the command line, with its
+containment, its time budget and its report file, in a warm session process
+(`auditor.agent.session`) started with the server. The server keeps no state of its
+own between calls: the report on disk is the state.
 """
 
 from __future__ import annotations
 
-import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from auditor.agent import feedback
-from auditor.containment.launch import own_module
-from auditor.errors import AuditError, McpError
+from auditor.agent.session import WarmSession
+from auditor.errors import AuditError, ExitCode, McpError
 from auditor.report import Mutant, Report, Smell, Witness, read_report
 
 DEFAULT_REPORT = ".audit/report.json"
@@ -29,7 +30,7 @@ class AuditResult(BaseModel):
     """What one audit gave: the headline figures, the gate, and the feedback text."""
 
     exit_code: int
-    """0 gate passed, 1 gate failed, 3 incomplete (time budget, Ctrl-C): as the CLI's."""
+    """0 gate passed, 1 gate failed, 4 incomplete (the time budget ran out): as the CLI's."""
     status: str
     report: str
     """Where the JSON report is, relative to the project root: the other tools read it."""
@@ -116,7 +117,7 @@ def serve(root: Path) -> None:
         """Audit the pytest tests under `tests` (paths relative to the project root):
         run them with coverage, mutate the code they test, probe it. `diff`: only the
         lines changed since this git ref. `time_budget`: e.g. 90s, 5m."""
-        return audit_in_child(root, tests, diff, time_budget, report)
+        return audit_in_session(session, root, AuditCall(tests, diff, time_budget, report))
 
     @server.tool()
     def explain_mutant(mutant_id: str, report: str = DEFAULT_REPORT) -> MutantExplanation:
@@ -146,38 +147,53 @@ def serve(root: Path) -> None:
         """What the last audit found, as short text for the model that wrote the tests."""
         return feedback.build(load(report, file), {file} if file else None).render(max_chars)
 
-    server.run("stdio")
+    session = WarmSession(root)
+    session.start()
+    try:
+        server.run("stdio")
+    finally:
+        session.close()
 
 
-def audit_in_child(
-    root: Path, tests: list[str], diff: str | None, time_budget: str | None, report: str
-) -> AuditResult:
-    """`audit TESTS --json REPORT -q` in a child process, as on the command line."""
+@dataclass(frozen=True)
+class AuditCall:
+    tests: list[str]
+    diff: str | None
+    time_budget: str | None
+    report: str
+
+    def command_line(self) -> list[str]:
+        """`audit TESTS --json REPORT -q`, as on the command line."""
+        args = [*self.tests, "--json", self.report, "-q"]
+        if self.diff:
+            args += ["--diff", self.diff]
+        if self.time_budget:
+            args += ["--time-budget", self.time_budget]
+        return args
+
+
+_WITH_REPORT = (ExitCode.PASSED, ExitCode.GATE_FAILED, ExitCode.INCOMPLETE)
+
+
+def audit_in_session(session: WarmSession, root: Path, call: AuditCall) -> AuditResult:
+    """The audit, run by the warm session; its report, read back."""
     from mcp.server.mcpserver.exceptions import ToolError
 
-    command = own_module("auditor", *tests, "--json", report, "-q")
-    if diff:
-        command += ["--diff", diff]
-    if time_budget:
-        command += ["--time-budget", time_budget]
-    done = subprocess.run(
-        command,
-        cwd=root,
-        stdin=subprocess.DEVNULL,  # our stdin is the client's channel
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    path = root / report
-    if done.returncode not in (0, 1, 3) or not path.exists():
-        lines = done.stderr.strip().splitlines()
-        raise ToolError(lines[-1] if lines else f"audit exited with {done.returncode}")
+    path = root / call.report
+    before = _written(path)
+    try:
+        done = session.audit(call.command_line())
+    except AuditError as error:
+        raise ToolError(str(error)) from None
+    if done.exit_code not in _WITH_REPORT or _written(path) in (None, before):
+        lines = done.errors.strip().splitlines()
+        raise ToolError(lines[-1] if lines else f"audit exited with {done.exit_code}")
     found = read_report(path)
     scores = found.mutation.scores if found.mutation else None
     return AuditResult(
-        exit_code=done.returncode,
+        exit_code=done.exit_code,
         status=found.status,
-        report=report,
+        report=call.report,
         verdict=found.gate.verdict,
         rating=found.gate.rating.level if found.gate.rating else "",
         mutation_score=scores.score if scores else None,
@@ -187,6 +203,16 @@ def audit_in_child(
         smells=dict(found.smells.counts),
         feedback=feedback.build(found).render(FEEDBACK_CHARS),
     )
+
+
+def _written(path: Path) -> tuple[int, int, int] | None:
+    """Which file is at `path` (None: none): a report an earlier call wrote is not this
+    call's."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return (found.st_ino, found.st_mtime_ns, found.st_size)
 
 
 def explain(report: Report, mutant_id: str, report_name: str) -> MutantExplanation:
