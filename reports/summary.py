@@ -454,17 +454,17 @@ def scope_notes(report: Report) -> list[str]:
             tests = ", ".join(scope.changed_tests)
             called = f" and {scope.called_by_changed_tests} in functions that {tests} call"
         notes.append(
-            f"patch scores: {scope.selected} of {scope.planned} mutants: "
-            f"{scope.on_changed_lines} on lines changed since {scope.diff_ref} "
-            f"({len(scope.changed_files)} files){called}"
+            f"patch scores: {scope.selected} of the {scope.planned} mutants of the files the "
+            f"change reaches: {scope.on_changed_lines} on lines changed since "
+            f"{scope.diff_ref} ({len(scope.changed_files)} files){called}"
         )
         known = mutation.project_known
         if known is not None and known.score is not None:
             counts = known.counts
             judged = sum(counts.model_dump().values()) - counts.ignored
             notes.append(
-                f"whole project, last known verdicts ({judged} of {scope.planned} mutants, "
-                f"this run's and the cache's): mutation score {known.score:.1f}%"
+                f"whole project, the last known verdict of {judged} mutants (this run's and "
+                f"earlier runs'): mutation score {known.score:.1f}%"
             )
     elif scope.kind == "shard":
         notes.append(

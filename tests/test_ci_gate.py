@@ -73,8 +73,38 @@ def test_diff_runs_only_the_mutants_of_the_changed_lines(shop_repo):
         ("shop/pricing.py", "bulk_discount")
     }
     assert all(m["line"] <= changed_line <= m["end_line"] for m in mutation["mutants"])
-    assert mutation["scope"]["selected"] < mutation["scope"]["planned"] / 20
     assert mutation["project_known"]["counts"]["killed"] >= mutation["scores"]["counts"]["killed"]
+
+
+def _committed(root: Path) -> Path:
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm", "shop")
+    return root
+
+
+@pytest.mark.slow
+def test_a_diff_run_plans_only_the_files_its_change_reaches(shallow_with_cache):
+    root, whole = shallow_with_cache
+    pricing = _committed(root) / "shop" / "pricing.py"
+    text = pricing.read_text()
+    pricing.write_text(text.replace('return Decimal("0")\n', 'return Decimal("0")  # none\n'))
+    result, report = audit(root, "tests_shallow", "--diff", "HEAD")
+    assert result.returncode == 0, result.stderr
+    of_pricing = [m for m in whole["mutation"]["mutants"] if m["file"] == "shop/pricing.py"]
+    assert report["mutation"]["scope"]["planned"] == len(of_pricing)
+
+
+@pytest.mark.slow
+def test_a_diff_run_scores_the_whole_project_over_its_last_known_verdicts(shallow_with_cache):
+    """Nothing changed since the full run: no mutant is in scope, and the project's
+    scores are the full run's."""
+    root, whole = shallow_with_cache
+    result, report = audit(_committed(root), "tests_shallow", "--diff", "HEAD")
+    assert result.returncode == 0, result.stderr
+    mutation = report["mutation"]
+    assert (mutation["scope"]["planned"], mutation["scope"]["selected"]) == (0, 0)
+    assert mutation["project_known"] == whole["mutation"]["scores"]
 
 
 def _add_a_rounding_test(root: Path) -> None:

@@ -35,6 +35,7 @@ _TABLES = (
     "type_checks",
     "smells",
     "baselines",
+    "known_verdicts",
 )
 _KEPT_BASELINES = 4
 """Baselines kept, one per set of settings, the latest first (each a few MB for a suite
@@ -250,6 +251,37 @@ class ResultCache:
                 " (select rowid from baselines order by rowid desc limit ?)",
                 (_KEPT_BASELINES,),
             )
+            self.connection.commit()
+        except sqlite3.DatabaseError:
+            pass
+
+    def known_verdicts(self, settings: str) -> dict[str, str]:
+        """Each file's last known verdicts under these settings (`mutation.known`), as
+        the JSON they were put as."""
+        prefix = f"{settings}:"
+        try:
+            rows = self.connection.execute(
+                "select key, value, checksum from known_verdicts where substr(key, 1, ?) = ?",
+                (len(prefix), prefix),
+            ).fetchall()
+        except sqlite3.DatabaseError:
+            return {}
+        return {
+            key[len(prefix) :]: value
+            for key, value, checksum in rows
+            if _checksum(value) == checksum
+        }
+
+    def put_known_verdicts(self, settings: str, by_file: dict[str, str], files: set[str]) -> None:
+        """Replace these files' rows; drop those of files not among `files` (the
+        project's mutated files now)."""
+        for file, value in by_file.items():
+            self._write("known_verdicts", f"{settings}:{file}", value)
+        gone = [
+            (f"{settings}:{file}",) for file in self.known_verdicts(settings) if file not in files
+        ]
+        try:
+            self.connection.executemany("delete from known_verdicts where key = ?", gone)
             self.connection.commit()
         except sqlite3.DatabaseError:
             pass

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any, Protocol
 
-from auditor.mutation.keys import digest
+from auditor.mutation.keys import swaps_key
 from mutators.sites import Site
 
 
@@ -119,7 +119,7 @@ class Swaps:
     def __init__(self, compiler: FunctionCompiler, cache: SiteCache | None, salt: str) -> None:
         self.compiler = compiler
         self.cache = cache
-        self.key = digest(salt, compiler.source)
+        self.key = swaps_key(salt, compiler.source)
         self.known: dict[str, Swap | None] = (cache.get_swaps(self.key) if cache else None) or {}
         self.added = False
         self.original_digests: dict[str, str] = {}

@@ -40,6 +40,11 @@ def sites_key(salt: str, source: str) -> str:
     return digest(salt, source)
 
 
+def swaps_key(salt: str, source: str) -> str:
+    """The cache key of a source's swap-path compilations (`salt`: `swaps_salt`)."""
+    return digest(salt, source)
+
+
 def swaps_salt(sites_salt: str) -> str:
     """What compiled code depends on besides the sites: bytecode and marshal change with
     the Python running the audit."""

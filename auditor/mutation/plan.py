@@ -14,7 +14,7 @@ import difflib
 import functools
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,7 +37,7 @@ from auditor.mutation.compiler import (
 from auditor.mutation.coverage_index import CoverageIndex, statement_lines
 from auditor.mutation.data_tables import DataTable, find_data_tables
 from auditor.mutation.entry_keys import EntryKey, entry_keys, entry_tests, keys_at, naming
-from auditor.mutation.keys import digest, sites_key, sites_salt, swaps_salt
+from auditor.mutation.keys import digest, sites_key, sites_salt, swaps_key, swaps_salt
 from auditor.mutation.lambdas import LambdaBody, lambda_around, lambda_bodies
 from auditor.mutation.ran_code import Code, RanCode
 from auditor.mutation.readers import Binding, Consumers, ReadIndex
@@ -369,6 +369,16 @@ class Planner:
             self.running[key] = frozenset().union(*(by_line.get(n, ()) for n in key[1]))
         return self.running[key]
 
+    def keep_plans_of(self, path: Path) -> None:
+        """Keep the cached sites and compilations of a file this run does not plan."""
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            return
+        self.plan_keys.update(
+            (sites_key(self.sites_salt, source), swaps_key(self.swaps_salt, source))
+        )
+
     def plan_file(self, path: Path) -> list[PlannedMutant]:
         source = path.read_text(encoding="utf-8")
         try:
@@ -570,12 +580,19 @@ class Planner:
         return [consumers, [self._filedigest(file) for file in files]]
 
 
-def plan(planner: Planner, files: Iterable[Path]) -> list[PlannedMutant]:
-    """Every mutant of the files. With a cache, the sites and compilations of sources
-    that are no longer the project's are dropped (each edit of a file would add some)."""
+def plan(
+    planner: Planner, files: Iterable[Path], only: Collection[str] | None = None
+) -> list[PlannedMutant]:
+    """Every mutant of the files, or of those of them `only` names (paths relative to the
+    root). With a cache, the sites and compilations of sources that are no longer the
+    project's are dropped (each edit of a file would add some); a file left unplanned
+    keeps its own."""
     mutants: list[PlannedMutant] = []
     for path in sorted(files):
-        mutants.extend(planner.plan_file(path))
+        if only is None or relative_to_root(str(path), planner.root) in only:
+            mutants.extend(planner.plan_file(path))
+        else:
+            planner.keep_plans_of(path)
     if planner.site_cache is not None:
         planner.site_cache.keep_plans(planner.plan_keys)
     return mutants

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from auditor.report import (
@@ -31,17 +32,39 @@ _FIELD = {
     "CompileError": "compile_error",
     "Ignored": "ignored",
 }
+STATUSES = frozenset(_FIELD)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a score counts of a mutant: its status, and how it was caught."""
+
+    status: str
+    kill_kind: str | None
+    by_check: bool
+    """Killed by a failing check of some test (`caught_by_a_check`)."""
+
+    @classmethod
+    def of(cls, mutant: Mutant) -> Verdict:
+        by_check = mutant.status == "Killed" and caught_by_a_check(mutant)
+        return cls(mutant.status, mutant.kill_kind, by_check)
 
 
 def scores(mutants: Iterable[Mutant]) -> MutationScores:
+    return scores_of(Verdict.of(mutant) for mutant in mutants)
+
+
+def scores_of(verdicts: Iterable[Verdict]) -> MutationScores:
     counts = StatusCounts()
     by_assertion = 0
     kinds_known = False
-    for mutant in mutants:
-        name = _FIELD[mutant.status]
+    for verdict in verdicts:
+        name = _FIELD[verdict.status]
         setattr(counts, name, getattr(counts, name) + 1)
-        by_assertion += mutant.status == "Killed" and caught_by_a_check(mutant)
-        kinds_known = kinds_known or bool(is_detected(mutant) and mutant.kill_kind)
+        by_assertion += verdict.by_check
+        kinds_known = kinds_known or bool(
+            verdict.status in ("Killed", "Timeout") and verdict.kill_kind
+        )
     detected = counts.killed + counts.timeout
     valid = detected + counts.survived + counts.no_coverage
     covered = detected + counts.survived

@@ -217,25 +217,51 @@ def _ran_by(tests: Iterable[TestResult]) -> dict[str, set[int]]:
     return ran
 
 
+@dataclass(frozen=True)
+class DiffScope:
+    """What a `--diff` run is about: the changed lines, the changed test files, and the
+    lines those files' tests ran in their own phases (per file)."""
+
+    ref: str
+    changed: dict[str, set[int]]
+    changed_tests: list[str]
+    ran: dict[str, set[int]]
+
+    @property
+    def files(self) -> set[str]:
+        """The only files that can hold a mutant in scope: those are all planned."""
+        return {*self.changed, *self.ran}
+
+
+def diff_scope(
+    project: Project, config: AuditConfig, baseline: BaselineSection
+) -> DiffScope | None:
+    if not config.diff:
+        return None
+    changed = changed_lines(project.root, config.diff)
+    test_files = {project.relative(path) for path in project.test_files}
+    changed_tests = sorted(test_files & set(changed))
+    ran = _ran_by(test for test in baseline.tests if test.file in changed_tests)
+    return DiffScope(config.diff, changed, changed_tests, dict(ran))
+
+
 def select_scope(
-    project: Project, config: AuditConfig, planned: list[PlannedMutant], baseline: BaselineSection
+    config: AuditConfig, planned: list[PlannedMutant], diff: DiffScope | None
 ) -> tuple[list[PlannedMutant], Scope]:
-    if config.diff:
-        changed = changed_lines(project.root, config.diff)
-        test_files = {project.relative(path) for path in project.test_files}
-        changed_tests = sorted(test_files & set(changed))
-        ran = _ran_by(test for test in baseline.tests if test.file in changed_tests)
-        in_scope, called = touched_by_diff(planned, changed, ran)
+    """`planned`: in a `--diff` run, every mutant of the files it can reach
+    (`DiffScope.files`); otherwise every mutant of the project."""
+    if diff is not None:
+        in_scope, called = touched_by_diff(planned, diff.changed, diff.ran)
         scope = Scope(
             kind="diff",
-            diff_ref=config.diff,
-            changed_files=sorted(changed),
-            changed_tests=changed_tests,
+            diff_ref=diff.ref,
+            changed_files=sorted(diff.changed),
+            changed_tests=diff.changed_tests,
             on_changed_lines=len(in_scope) - called,
             called_by_changed_tests=called,
             changed_lines={
                 path: sorted(lines)
-                for path, lines in sorted(changed.items())
+                for path, lines in sorted(diff.changed.items())
                 if path.endswith(".py")
             },
         )

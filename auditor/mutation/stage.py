@@ -15,7 +15,7 @@ from auditor.discovery.targeted import targeted_files
 from auditor.errors import IncompleteRunError
 from auditor.evidence import acceptance
 from auditor.evidence.checks import assertion_evidence
-from auditor.mutation import extension, scoring, selection
+from auditor.mutation import extension, known, scoring, selection
 from auditor.mutation.cache import ResultCache
 from auditor.mutation.copies import run_on_copies
 from auditor.mutation.distributed import DaskPool
@@ -106,7 +106,7 @@ class _Scoped:
     """The mutants this run is about, and what planning them found."""
 
     planned: list[PlannedMutant]
-    """Every mutant of the mutated files."""
+    """Every mutant of the mutated files (in a diff run, of those the change reaches)."""
     in_scope: list[PlannedMutant]
     scope: Scope
     runnable: list[PlannedMutant]
@@ -116,6 +116,13 @@ class _Scoped:
     ran_code: RanCode
     """The function bodies the tests ran (what an earlier verdict's tests may see
     differently now)."""
+    files: list[str]
+    """Every mutated file of the project."""
+    planned_files: list[str]
+    """Those planned."""
+    known_settings: str | None
+    """Where this run records its planned files' known verdicts (`mutation.known`); None
+    when it judges only part of each file (a shard, a sample, chosen mutants)."""
 
 
 def _plan_scope(
@@ -123,8 +130,10 @@ def _plan_scope(
 ) -> _Scoped:
     project, config = run.project, run.config
     planner = planner_for(project, config, baseline, cache)
-    planned = plan(planner, selection.mutated_files(project, config))
-    in_scope, scope = selection.select_scope(project, config, planned, baseline)
+    files = selection.mutated_files(project, config)
+    diff = selection.diff_scope(project, config, baseline)
+    planned = plan(planner, files, diff.files if diff else None)
+    in_scope, scope = selection.select_scope(config, planned, diff)
     if only is not None:
         in_scope = [m for m in in_scope if m.id in only]
     type_checked = reject_ill_typed(
@@ -134,7 +143,30 @@ def _plan_scope(
     if config.sample:
         runnable = selection.stratified_sample(runnable, config.sample, config.sample_seed)
     tables = [planner.data_tables[key] for key in sorted(planner.data_tables)]
-    return _Scoped(planned, in_scope, scope, runnable, tables, type_checked, planner.ran_code)
+    names = [project.relative(path) for path in files]
+    settings = planner.settings
+    whole_files = only is None and not config.sample and not config.shard
+    known_settings = known.settings_key(
+        planner.sites_salt,
+        settings.module_level,
+        settings.sample_data,
+        settings.copy_path,
+        settings.policy,
+        config.all_killers,
+        sorted(project.relative(path) for path in project.test_paths),
+    )
+    return _Scoped(
+        planned,
+        in_scope,
+        scope,
+        runnable,
+        tables,
+        type_checked,
+        planner.ran_code,
+        names,
+        [name for name in names if diff is None or name in diff.files],
+        known_settings if whole_files else None,
+    )
 
 
 def cached_verdict(cache: ResultCache, mutant: PlannedMutant, names: CaseNames) -> JobResult | None:
@@ -363,7 +395,7 @@ def _scored(
         verification=_verification(run, baseline, scoped, mutants),
         scope=scoped.scope,
         estimate=estimate(in_scope, results, config) if sampled else None,
-        project_known=_project_known(scoped.scope, scoped.planned, results, verdicts),
+        project_known=_project_known(scoped, results, verdicts),
         stopped_by_budget=stopped_by_budget and not timing.interrupted,
         interrupted=timing.interrupted,
         data_tables=scoped.data_tables,
@@ -401,21 +433,22 @@ def _survivor_jobs(run: RunContext, scoped: _Scoped, mutants: list[Mutant]) -> d
 
 
 def _project_known(
-    scope: Scope,
-    planned: list[PlannedMutant],
-    results: dict[str, JobResult],
-    verdicts: _Verdicts,
+    scoped: _Scoped, results: dict[str, JobResult], verdicts: _Verdicts
 ) -> MutationScores | None:
-    """In diff mode, the whole project's scores over every mutant with a known verdict:
-    this run's, earlier runs' (the cache) and the statically known ones."""
-    if scope.kind != "diff":
+    """Records the planned files' known verdicts (`mutation.known`): this run's, the
+    cache's, the statically known ones. In a diff run, the whole project's scores over
+    the last known verdict of every mutant."""
+    if scoped.known_settings is None:
         return None
-    known = []
-    for mutant in planned:
+    by_file: dict[str, list[scoring.Verdict]] = {file: [] for file in scoped.planned_files}
+    for mutant in scoped.planned:
         result = results.get(mutant.id) or (
             cached_verdict(verdicts.cache, mutant, verdicts.names) if mutant.runnable else None
         )
         if mutant.runnable and result is None:
             continue
-        known.append(to_report(mutant, result, cached=False))
-    return scoring.scores(known)
+        by_file[mutant.file].append(scoring.Verdict.of(to_report(mutant, result, cached=False)))
+    known.record(verdicts.cache, scoped.known_settings, by_file, scoped.files)
+    if scoped.scope.kind != "diff":
+        return None
+    return scoring.scores_of(known.read(verdicts.cache, scoped.known_settings))

@@ -104,6 +104,23 @@ def test_the_plans_of_a_file_s_earlier_versions_are_dropped(shop, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_file_left_unplanned_keeps_its_sites_and_code(shop, tmp_path, monkeypatch):
+    """A diff run plans only the files its change reaches; the next full run still
+    finds every other file's plans in the cache."""
+    root, baseline, files = shop
+    cache = ResultCache(tmp_path)
+    plan(planner(root, baseline, cache), files)
+    plan(planner(root, baseline, cache), files, only={"shop/pricing.py"})
+
+    def again(*args):
+        raise AssertionError("a file left unplanned lost its plans")
+
+    monkeypatch.setattr(plan_module, "find_mutations", again)
+    monkeypatch.setattr(compiler_module, "compile_module", again)
+    assert plan(planner(root, baseline, cache), files)
+
+
+@pytest.mark.slow
 def test_the_sites_and_code_made_during_the_baseline_are_the_ones_planning_uses(
     project_copy, monkeypatch
 ):

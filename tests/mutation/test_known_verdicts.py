@@ -1,0 +1,56 @@
+"""The whole project's last known verdicts, kept per file between runs: what a diff run
+scores the project by without planning it."""
+
+from auditor.mutation import known
+from auditor.mutation.cache import ResultCache
+from auditor.mutation.scoring import Verdict
+
+KILLED = Verdict("Killed", "assertion", True)
+SURVIVED = Verdict("Survived", None, False)
+UNCOVERED = Verdict("NoCoverage", None, False)
+
+
+def test_the_verdicts_recorded_for_each_file_are_read_back(tmp_path):
+    cache = ResultCache(tmp_path)
+    known.record(cache, "s", {"a.py": [KILLED, SURVIVED], "b.py": [UNCOVERED]}, ["a.py", "b.py"])
+    assert sorted(known.read(cache, "s"), key=repr) == sorted(
+        [KILLED, SURVIVED, UNCOVERED], key=repr
+    )
+
+
+def test_a_file_recorded_again_replaces_its_verdicts_and_leaves_the_others(tmp_path):
+    cache = ResultCache(tmp_path)
+    known.record(cache, "s", {"a.py": [SURVIVED], "b.py": [UNCOVERED]}, ["a.py", "b.py"])
+    known.record(cache, "s", {"a.py": [KILLED, KILLED]}, ["a.py", "b.py"])
+    assert sorted(known.read(cache, "s"), key=repr) == sorted([KILLED, KILLED, UNCOVERED], key=repr)
+
+
+def test_a_file_gone_from_the_project_loses_its_verdicts(tmp_path):
+    cache = ResultCache(tmp_path)
+    known.record(cache, "s", {"a.py": [SURVIVED], "b.py": [UNCOVERED]}, ["a.py", "b.py"])
+    known.record(cache, "s", {"a.py": [SURVIVED]}, ["a.py"])
+    assert known.read(cache, "s") == [SURVIVED]
+
+
+def test_other_settings_neither_read_nor_replace_them(tmp_path):
+    cache = ResultCache(tmp_path)
+    known.record(cache, "one", {"a.py": [KILLED]}, ["a.py"])
+    known.record(cache, "two", {"a.py": [SURVIVED]}, ["a.py"])
+    assert (known.read(cache, "one"), known.read(cache, "two")) == ([KILLED], [SURVIVED])
+
+
+def test_a_row_in_another_shape_is_no_verdict(tmp_path):
+    cache = ResultCache(tmp_path)
+    known.record(cache, "s", {"a.py": [KILLED]}, ["a.py", "b.py"])
+    cache.put_known_verdicts("s", {"b.py": '[["Exploded", null, false], [1, 2]]'}, {"a.py", "b.py"})
+    assert known.read(cache, "s") == [KILLED]
+
+
+def test_the_settings_key_changes_with_any_setting():
+    keys = {
+        known.settings_key("salt", True, ["tests"]),
+        known.settings_key("salt", False, ["tests"]),
+        known.settings_key("salt", True, ["tests_other"]),
+        known.settings_key("other salt", True, ["tests"]),
+    }
+    assert len(keys) == 4
