@@ -44,3 +44,13 @@ def test_a_kill_without_a_failing_check_credits_no_check(tmp_path):
     (tmp_path / "t.py").write_text(TEST_FILE)
     crashed = mutant(3, "Killed", "error").model_copy(update={"killed_by": ["t.py::test_total"]})
     assert assertion_evidence([crashed], tmp_path, ["t.py"]) == []
+
+
+def test_an_edited_test_file_is_read_again_in_the_same_process(tmp_path):
+    """The warm agent session audits again in one process: checks are kept by content."""
+    (tmp_path / "t.py").write_text(TEST_FILE)
+    survivor = mutant(2, "Survived").model_copy(update={"covered_by": ["t.py::test_total"]})
+    assertion_evidence([survivor], tmp_path, ["t.py"])
+    (tmp_path / "t.py").write_text(TEST_FILE.replace("    assert value > 0\n", ""))
+    found = assertion_evidence([survivor], tmp_path, ["t.py"])
+    assert [c.line for c in found] == [3]

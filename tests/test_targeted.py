@@ -25,6 +25,15 @@ def test_a_module_the_tests_import_from_is_targeted(tmp_path):
     assert targeted_files(discover(["tests"], [], root)) == ("unitlib/length.py",)
 
 
+def test_an_edited_test_file_is_read_again_in_the_same_process(tmp_path):
+    """The warm agent session audits again in one process: what it keeps is keyed by
+    content, never by path."""
+    root = unitlib(tmp_path)
+    assert targeted_files(discover(["tests"], [], root)) == ("unitlib/length.py",)
+    (root / "tests" / "test_length.py").write_text("from unitlib import temperature\n")
+    assert targeted_files(discover(["tests"], [], root)) == ("unitlib/temperature.py",)
+
+
 def test_a_name_imported_from_the_package_is_followed_to_the_module_it_comes_from(tmp_path):
     root = unitlib(tmp_path, "from unitlib import to_celsius\n")
     found = targeted_files(discover(["tests"], [], root))

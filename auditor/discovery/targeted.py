@@ -9,6 +9,7 @@ from), not those of modules it never meant to test.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -44,21 +45,27 @@ def _module_files(project: Project) -> dict[str, Path]:
 
 def _imports(file: Path, modules: dict[str, Path]) -> Iterable[tuple[str, str | None]]:
     """(module, name imported from it or None) for each import in the file."""
+    return _imports_in(
+        file.read_text(encoding="utf-8", errors="replace"), _package_of(file, modules)
+    )
+
+
+@functools.lru_cache(maxsize=2048)
+def _imports_in(text: str, package: str | None) -> tuple[tuple[str, str | None], ...]:
+    """Kept by content: the warm agent session audits again with one file changed."""
     try:
-        tree = ast.parse(file.read_text(encoding="utf-8", errors="replace"))
+        tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return
-    package = _package_of(file, modules)
+        return ()
+    found: list[tuple[str, str | None]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield alias.name, None
+            found.extend((alias.name, None) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             module = _absolute(node, package)
-            if module is None:
-                continue
-            for alias in node.names:
-                yield module, None if alias.name == "*" else alias.name
+            if module is not None:
+                found.extend((module, None if a.name == "*" else a.name) for a in node.names)
+    return tuple(found)
 
 
 def _package_of(file: Path, modules: dict[str, Path]) -> str | None:

@@ -11,6 +11,7 @@ survivors are the evidence.
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,10 +26,7 @@ SHOWN_IDS = 5
 def assertion_evidence(
     mutants: Iterable[Mutant], root: Path, test_files: Iterable[str]
 ) -> list[CheckEvidence]:
-    lines_of = {
-        file: {name: _check_lines(f) for name, f in functions_in_test_file(root / file).items()}
-        for file in test_files
-    }
+    lines_of = {file: _check_lines_in(_text(root / file)) for file in test_files}
     caught: dict[tuple[str, int], list[str]] = defaultdict(list)
     held: dict[tuple[str, int], list[str]] = defaultdict(list)
     test_at: dict[tuple[str, int], str] = {}
@@ -70,9 +68,20 @@ def split_nodeid(nodeid: str) -> tuple[str, str]:
 
 def functions_in_test_file(path: Path) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
     """The test file's functions and test-class methods by qualname (`Class.test_x`)."""
+    return _functions_in(_text(path))
+
+
+def _text(path: Path) -> str:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _functions_in(text: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
         return {}
     found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     for node in tree.body:
@@ -83,6 +92,13 @@ def functions_in_test_file(path: Path) -> dict[str, ast.FunctionDef | ast.AsyncF
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     found[f"{node.name}.{item.name}"] = item
     return found
+
+
+@functools.lru_cache(maxsize=2048)
+def _check_lines_in(text: str) -> dict[str, tuple[int, ...]]:
+    """Each test's check lines, kept by content: the warm agent session audits again
+    with one file changed. Read only."""
+    return {name: tuple(_check_lines(f)) for name, f in _functions_in(text).items()}
 
 
 def _check_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[int]:

@@ -30,8 +30,9 @@ if TYPE_CHECKING:  # the helper itself does without pydantic and its memory
     from auditor.discovery.project import Project
     from auditor.mutation.cache import ResultCache
 
-MIN_SOURCE_BYTES = 50_000
-"""Less source than this is found in a fraction of the helper's own start-up."""
+MIN_SOURCE_BYTES = 8_000
+"""Less source than this is found and compiled in about the helper's own start-up (a
+file edited in the agent's loop is often more: its sites and code are new)."""
 
 
 class EarlySites:

@@ -15,6 +15,7 @@ reads implicitly), `binding_at` answers None and every test runs."""
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -45,7 +46,9 @@ _EXPLICIT_DUNDERS = frozenset(
 `__slots__`, `__init_subclass__`) where no name appears."""
 
 
+@functools.lru_cache(maxsize=2048)
 def _words(text: str) -> frozenset[str]:
+    """Kept by content: the warm agent session plans again with one file changed."""
     return frozenset(WORD.findall(text))
 
 

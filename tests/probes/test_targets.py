@@ -110,6 +110,16 @@ def test_expected_exceptions_come_from_raises_and_except_clauses(tmp_path):
     assert expected_exceptions([test_file]) == {"KeyError", "Bad", "ZeroDivisionError"}
 
 
+def test_expected_exceptions_follow_an_edited_test_file(tmp_path):
+    test_file = tmp_path / "test_x.py"
+    test_file.write_text(
+        "import pytest\n\ndef test_a():\n    with pytest.raises(KeyError):\n        pass\n"
+    )
+    assert expected_exceptions([test_file]) == {"KeyError"}
+    test_file.write_text(test_file.read_text().replace("KeyError", "IndexError"))
+    assert expected_exceptions([test_file]) == {"IndexError"}
+
+
 def test_edge_classes_of_values():
     assert classes_of("") == {"empty"}
     assert classes_of(" \t") == {"whitespace"}
