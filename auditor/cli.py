@@ -522,8 +522,8 @@ def run_command(args: list[str] | None = None) -> int:
     session (`auditor.agent.session`) runs its audits through here too."""
     try:
         cli.main(args=args, standalone_mode=False)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else ExitCode.PASSED
+    except SystemExit as exc:  # `sys.exit(code)` and `sys.exit("message")` alike
+        return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:

@@ -16,6 +16,7 @@ line on the session's stdin, a reply per line on the descriptor that was its std
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
 import subprocess
@@ -139,10 +140,22 @@ def serve() -> None:
         replies.flush()
 
 
+_WARM_MODULES = (
+    "auditor.pipeline",
+    "auditor.baseline.stage",
+    "auditor.smells.analyzer",
+    "auditor.mutation.stage",
+    "auditor.probes.stage",
+    "auditor.evidence.history",
+    "reports.outputs",
+    "reports.terminal",
+)
+"""What an audit imports on its way, imported before the first call needs it."""
+
+
 def _import_stages() -> None:
-    """What an audit imports on its way, imported before the first call needs it."""
-    import reports.outputs
-    import reports.terminal  # noqa: F401
+    for name in _WARM_MODULES:
+        importlib.import_module(name)
 
 
 if __name__ == "__main__":

@@ -274,17 +274,23 @@ class ResultCache:
 
     def put_known_verdicts(self, settings: str, by_file: dict[str, str], files: set[str]) -> None:
         """Replace these files' rows; drop those of files not among `files` (the
-        project's mutated files now)."""
-        for file, value in by_file.items():
-            self._write("known_verdicts", f"{settings}:{file}", value)
-        gone = [
-            (f"{settings}:{file}",) for file in self.known_verdicts(settings) if file not in files
-        ]
+        project's mutated files now). One transaction: a project has thousands."""
+        prefix = f"{settings}:"
+        rows = [(prefix + file, value, _checksum(value)) for file, value in by_file.items()]
         try:
+            kept = self.connection.execute(
+                "select key from known_verdicts where substr(key, 1, ?) = ?",
+                (len(prefix), prefix),
+            ).fetchall()
+            gone = [(key,) for (key,) in kept if key[len(prefix) :] not in files]
+            self.connection.executemany(
+                "insert or replace into known_verdicts (key, value, checksum) values (?, ?, ?)",
+                rows,
+            )
             self.connection.executemany("delete from known_verdicts where key = ?", gone)
             self.connection.commit()
         except sqlite3.DatabaseError:
-            pass
+            pass  # a cache that cannot be written only leaves the last known verdicts
 
     def get_type_checks(self, key: str) -> dict[str, str] | None:
         """A file's type-checked mutants: each one's key and the error rejecting it."""

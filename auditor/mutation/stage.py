@@ -22,7 +22,7 @@ from auditor.mutation.distributed import DaskPool
 from auditor.mutation.estimates import estimate, overheads, physical_floor
 from auditor.mutation.executor import RunnerPool
 from auditor.mutation.jobs import job_for
-from auditor.mutation.plan import PlannedMutant, TimeoutPolicy, plan, planner_for
+from auditor.mutation.plan import PlannedMutant, Planner, TimeoutPolicy, plan, planner_for
 from auditor.mutation.protocol import Job, JobResult
 from auditor.mutation.ran_code import RanCode
 from auditor.mutation.test_ids import CaseNames
@@ -144,17 +144,7 @@ def _plan_scope(
         runnable = selection.stratified_sample(runnable, config.sample, config.sample_seed)
     tables = [planner.data_tables[key] for key in sorted(planner.data_tables)]
     names = [project.relative(path) for path in files]
-    settings = planner.settings
     whole_files = only is None and not config.sample and not config.shard
-    known_settings = known.settings_key(
-        planner.sites_salt,
-        settings.module_level,
-        settings.sample_data,
-        settings.copy_path,
-        settings.policy,
-        config.all_killers,
-        sorted(project.relative(path) for path in project.test_paths),
-    )
     return _Scoped(
         planned,
         in_scope,
@@ -165,7 +155,22 @@ def _plan_scope(
         planner.ran_code,
         names,
         [name for name in names if diff is None or name in diff.files],
-        known_settings if whole_files else None,
+        _known_settings(run, planner) if whole_files else None,
+    )
+
+
+def _known_settings(run: RunContext, planner: Planner) -> str:
+    """What the last known verdicts are kept under: every setting that decides which
+    mutants a file has and what their verdicts mean, and the tests audited."""
+    settings, project = planner.settings, run.project
+    return known.settings_key(
+        planner.sites_salt,
+        settings.module_level,
+        settings.sample_data,
+        settings.copy_path,
+        settings.policy,
+        run.config.all_killers,
+        sorted(project.relative(path) for path in project.test_paths),
     )
 
 
