@@ -17,7 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from auditor.agent.feedback import build, next_tests
 from auditor.report import Report
-from tests.conftest import copy_fixture, tree_digest
+from tests.conftest import copy_fixture, one_module_project, tree_digest
 
 pytestmark = pytest.mark.slow
 
@@ -205,10 +205,18 @@ def _session_of(root: Path) -> int:
     return pid
 
 
+def _small(root: Path) -> Path:
+    """A project audited in a second or two: what a test of the session itself needs."""
+    test = "from double import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+    one_module_project(root, "double", "def double(x):\n    return x * 2\n", {"test_d.py": test})
+    with (root / "pyproject.toml").open("a") as pyproject:
+        pyproject.write("\n[tool.audit]\nprobes = false\n")
+    return root
+
+
 def test_one_warm_session_answers_the_audits_of_a_server(tmp_path):
-    root = tmp_path / "shop"
-    copy_fixture("shop", root)
-    audit = ("audit", {"tests": ["tests_shallow"]})
+    root = _small(tmp_path / "double")
+    audit = ("audit", {"tests": ["tests"]})
     _, first, pid, second, again = call(
         root, audit, lambda: _session_of(root), audit, lambda: _session_of(root)
     )
@@ -218,9 +226,8 @@ def test_one_warm_session_answers_the_audits_of_a_server(tmp_path):
 
 
 def test_a_session_killed_between_two_audits_costs_nothing_but_its_warm_start(tmp_path):
-    root = tmp_path / "shop"
-    copy_fixture("shop", root)
-    audit = ("audit", {"tests": ["tests_shallow"]})
+    root = _small(tmp_path / "double")
+    audit = ("audit", {"tests": ["tests"]})
 
     def kill() -> int:
         pid = _session_of(root)
@@ -243,13 +250,12 @@ def test_an_audit_cut_by_its_time_budget_returns_its_partial_report(tmp_path):
 
 
 def test_a_failed_audit_is_its_error_not_the_report_an_earlier_audit_left(tmp_path):
-    root = tmp_path / "shop"
-    copy_fixture("shop", root)
+    root = _small(tmp_path / "double")
     (root / "tests_failing").mkdir()
     (root / "tests_failing" / "test_no.py").write_text("def test_no():\n    assert False\n")
     _, earlier, failed = call(
         root,
-        ("audit", {"tests": ["tests_shallow"]}),
+        ("audit", {"tests": ["tests"]}),
         ("audit", {"tests": ["tests_failing"]}),
     )
     assert not earlier.is_error
