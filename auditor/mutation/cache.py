@@ -37,6 +37,9 @@ _TABLES = (
     "baselines",
     "known_verdicts",
 )
+_KEPT_SETTINGS = 4
+"""Sets of settings whose last known verdicts are kept (`mutation.known`), the latest
+first: two test folders audited in turn each keep theirs."""
 _KEPT_BASELINES = 4
 """Baselines kept, one per set of settings, the latest first (each a few MB for a suite
 of a thousand tests)."""
@@ -288,6 +291,13 @@ class ResultCache:
                 rows,
             )
             self.connection.executemany("delete from known_verdicts where key = ?", gone)
+            # The latest settings' rows only (each audit version makes new settings).
+            self.connection.execute(
+                "delete from known_verdicts where substr(key, 1, instr(key, ':')) not in"
+                " (select substr(key, 1, instr(key, ':')) from known_verdicts"
+                "  group by 1 order by max(rowid) desc limit ?)",
+                (_KEPT_SETTINGS,),
+            )
             self.connection.commit()
         except sqlite3.DatabaseError:
             pass  # a cache that cannot be written only leaves the last known verdicts

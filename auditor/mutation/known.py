@@ -7,8 +7,9 @@ mutants) records, per file it planned, what its mutants' verdicts are now: this 
 the cache's that still hold, and the statuses planning decides (NoCoverage, Ignored,
 CompileError). A file planned by no run since keeps its last planning's verdicts: they
 are the last known ones, which the next run that plans the file brings up to date.
-Rows are per settings (operators, import-time mutants, timeouts, the test paths): a run
-with other settings neither reads nor replaces them."""
+Rows are per settings (operators, import-time mutants, timeouts, the test paths, the
+audit version): a run with other settings neither reads nor replaces them, and the
+rows of the four latest settings are kept."""
 
 from __future__ import annotations
 

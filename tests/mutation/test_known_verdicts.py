@@ -54,3 +54,12 @@ def test_the_settings_key_changes_with_any_setting():
         known.settings_key("other salt", True, ["tests"]),
     }
     assert len(keys) == 4
+
+
+def test_only_the_latest_settings_keep_their_verdicts(tmp_path):
+    """Each audit version makes new settings: the oldest ones' rows go."""
+    cache = ResultCache(tmp_path)
+    for n in range(6):
+        known.record(cache, f"settings-{n}", {"a.py": [KILLED]}, ["a.py"])
+    kept = [n for n in range(6) if known.read(cache, f"settings-{n}")]
+    assert kept == [2, 3, 4, 5]
