@@ -180,14 +180,19 @@ def _orders_from_audit(requests: int) -> Iterator[int]:
     def read() -> None:
         # os.read, not sys.stdin: a forked probe must not inherit a held buffer lock.
         pending = b""
-        while chunk := os.read(0, 1024):
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
-                if not line:
-                    orders.put(None)
-                    return
-                orders.put(int(line))
-        os.killpg(os.getpgrp(), signal.SIGKILL)
+        try:
+            while chunk := os.read(0, 1024):
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    if not line:
+                        orders.put(None)
+                        return
+                    orders.put(int(line))
+        except (OSError, ValueError):
+            pass  # a channel that breaks or carries something else: as if audit died
+        with contextlib.suppress(OSError):
+            os.killpg(os.getpgrp(), signal.SIGKILL)
+        os._exit(1)  # whatever the signal reached: the work waits on this thread
 
     threading.Thread(target=read, daemon=True).start()
     return _ask(requests, orders)

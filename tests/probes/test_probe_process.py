@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.containment import wire
+from auditor.containment import isolation, wire
 from auditor.mutation.protocol import Job
 from auditor.probes.protocol import (
     SEARCH_CHUNK,
@@ -149,10 +149,11 @@ def _spec(tmp_path: Path) -> ProbeSpec:
     )
 
 
-def _start(tmp_path: Path) -> subprocess.Popen[bytes]:
+def _start(tmp_path: Path, sandbox: str = "none") -> subprocess.Popen[bytes]:
     wire.write(tmp_path / "spec.json", _spec(tmp_path))
+    command = [sys.executable, "-m", "auditor.probes.child", str(tmp_path / "spec.json")]
     return subprocess.Popen(
-        [sys.executable, "-m", "auditor.probes.child", str(tmp_path / "spec.json")],
+        isolation.choose(sandbox).wrap(command, home=str(tmp_path)),
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(tmp_path)},
         stdin=subprocess.PIPE,
@@ -189,4 +190,28 @@ def test_the_probe_process_stops_when_audit_dies(tmp_path):
     assert _asks(process)
     process.stdin.close()  # what audit's death does to the pipe
     assert process.wait(timeout=10) == -9
+    assert (tmp_path / "results.jsonl").read_text() == ""
+
+
+@pytest.mark.needs("os-sandbox")
+def test_the_probe_process_stops_when_audit_dies_in_the_sandbox_too(tmp_path):
+    """There it is PID 1 of its namespace, which a signal it sends itself does not stop:
+    it leaves by itself, and the sandbox with it."""
+    process = _start(tmp_path, "os")
+    assert process.stdin is not None
+    assert _asks(process)
+    process.stdin.close()  # what audit's death does to the pipe
+    process.wait(timeout=10)
+    assert (tmp_path / "results.jsonl").read_text() == ""
+
+
+def test_an_order_that_is_not_one_stops_the_probe_process(tmp_path):
+    """Only audit writes there; anything else means the channel is broken: the process
+    must not wait for an order that cannot come."""
+    process = _start(tmp_path)
+    assert process.stdin is not None
+    assert _asks(process)
+    process.stdin.write(b"not an order\n")
+    process.stdin.flush()
+    process.wait(timeout=10)
     assert (tmp_path / "results.jsonl").read_text() == ""
