@@ -2,6 +2,7 @@
 it again, and plans exactly the same mutants."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -122,35 +123,42 @@ def test_a_file_left_unplanned_keeps_its_sites_and_code(shop, tmp_path, monkeypa
 
 @pytest.mark.slow
 def test_the_sites_and_code_made_during_the_baseline_are_the_ones_planning_uses(
-    project_copy, monkeypatch
+    shop, tmp_path, monkeypatch
 ):
-    from auditor.config import AuditConfig
-    from auditor.mutation import early_sites
-    from auditor.pipeline import run_audit
-    from tests.conftest import report_differences
+    """The early-sites helper fills the cache; planning then parses and compiles
+    nothing, and plans exactly what it plans on its own. (Compared as plans: two runs'
+    verdicts would also compare the machine's load.)"""
+    import json
 
-    config = AuditConfig(probes=False)
-    usual = run_audit(["tests_strong"], config, project_copy("ledger", "usual/ledger"))
-    monkeypatch.setattr(early_sites, "MIN_SOURCE_BYTES", 0)
+    from auditor.config import AuditConfig
+    from auditor.containment.launch import own_module
+
+    root, baseline, _ = shop
+    copy = tmp_path / "shop"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".audit", "__pycache__"))
+    files = sorted((copy / "shop").glob("*.py"))
+    own = plan(planner(copy, baseline, ResultCache(tmp_path / "own")), files)
+    config = AuditConfig()
+    spec = {
+        "root": str(copy),
+        "files": [str(path) for path in files],
+        "mutators": config.mutators,
+        "disable": config.disable_mutators,
+        "type_check": None,
+        "source_files": [str(path) for path in files],
+    }
+    helper = own_module("auditor.mutation.early_sites")
+    subprocess.run(helper, input=json.dumps(spec), text=True, check=True, timeout=120)
 
     def not_again(*args):
         raise AssertionError("planning parsed or compiled what the helper had")
 
     monkeypatch.setattr(plan_module, "find_mutations", not_again)
     monkeypatch.setattr(compiler_module, "compile_module", not_again)
-    helped = run_audit(["tests_strong"], config, project_copy("ledger", "helped/ledger"))
-
-    def verdicts(report):
-        return {m.id: (m.status, m.killed_by, m.covered_by) for m in report.mutation.mutants}
-
-    usual_verdicts, helped_verdicts = verdicts(usual), verdicts(helped)
-    differing = {
-        mutant_id: (usual_verdicts.get(mutant_id), helped_verdicts.get(mutant_id))
-        for mutant_id in sorted(usual_verdicts.keys() | helped_verdicts.keys())
-        if usual_verdicts.get(mutant_id) != helped_verdicts.get(mutant_id)
-    }
-    assert differing == {}
-    assert report_differences(helped.model_dump(mode="json"), usual.model_dump(mode="json")) == []
+    helped = plan(planner(copy, baseline, ResultCache(copy)), files)
+    assert any(m.path == "swap" for m in own)
+    assert planned(helped) == planned(own)
+    assert [m.function_code for m in helped] == [m.function_code for m in own]
 
 
 def test_a_small_project_gets_no_helper_to_find_its_sites(project_copy):
