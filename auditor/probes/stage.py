@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -316,9 +316,10 @@ def _run_child(
         return [], False, True
     items = _work_items(to_probe, survivors)
     with tempfile.TemporaryDirectory(prefix="audit-probes-") as scratch:
-        running = []
-        for number in range(min(run.config.workers, len(items))):
-            home = Path(scratch) / f"probe-{number}"
+        running: list[tuple[subprocess.Popen[bytes], Path]] = []
+
+        def start() -> subprocess.Popen[bytes]:
+            home = Path(scratch) / f"probe-{len(running)}"
             spec = _spec(
                 run,
                 home,
@@ -329,19 +330,33 @@ def _run_child(
                 items=items,
             )
             running.append((_start(run, home, spec), home))
-        dispatcher = _Dispatcher([process for process, _ in running], _generated(items, survivors))
+            return running[-1][0]
+
+        processes = [start() for _ in range(min(run.config.workers, len(items)))]
+        dispatcher = _Dispatcher(processes, _generated(items, survivors))
         try:
-            interrupted, out_of_time = _serve(run, running, dispatcher, total)
+            interrupted, out_of_time = _serve(run, running, dispatcher, total, start)
         finally:
             _stop(process for process, _ in running)
-        results: list[FunctionResult | WitnessResult] = []
-        for process, home in running:
-            results += _read_results(
-                home / "results.jsonl",
-                0 if interrupted or out_of_time else process.returncode,
-                home / "output.log",
-            )
-        return results, interrupted, out_of_time
+        stopped = interrupted or out_of_time
+        return _results_of(running, stopped), interrupted, out_of_time
+
+
+def _results_of(
+    ended: list[tuple[subprocess.Popen[bytes], Path]], stopped: bool
+) -> list[FunctionResult | WitnessResult]:
+    """What every probe process wrote. A process that died (killed, out of memory) loses
+    nothing: its item went to another. Only when none wrote anything and one failed is
+    the probe stage itself broken (it cannot start, say), and the run says so."""
+    results: list[FunctionResult | WitnessResult] = []
+    for _, home in ended:
+        results += _read_results(home / "results.jsonl")
+    failed = [(process, home) for process, home in ended if process.returncode and not stopped]
+    if failed and not results:
+        process, home = failed[0]
+        why = _last_line(home / "output.log")
+        raise ProbeError(f"the probe process failed (exit {process.returncode}): {why}")
+    return results
 
 
 def _spec(
@@ -401,13 +416,24 @@ def _serve(
     running: list[tuple[subprocess.Popen[bytes], Path]],
     dispatcher: _Dispatcher,
     total: int,
+    start: Callable[[], subprocess.Popen[bytes]],
 ) -> tuple[bool, bool]:
     """Hand out work and report progress until the processes end, their deadline passes or
-    the run's time budget does; whether Ctrl-C or the budget stopped them."""
+    the run's time budget does; whether Ctrl-C or the budget stopped them. When every
+    process has ended with work left (killed from outside), one more is started for it,
+    as many times at most as processes were started at first."""
     deadline = time.monotonic() + total * (run.config.probe_time_budget + 1) + 60
+    replacements = len(running)
     done = 0
     try:
-        while any(process.poll() is None for process, _ in running):
+        while True:
+            if not any(process.poll() is None for process, _ in running):
+                while dispatcher.listening:  # the last words of those that ended
+                    dispatcher.serve(timeout=0)
+                if not dispatcher.left or not replacements:
+                    break
+                replacements -= 1
+                dispatcher.add(start())
             if time.monotonic() > deadline:
                 break
             if run.deadline is not None and time.monotonic() >= run.deadline:
@@ -444,12 +470,29 @@ class _Dispatcher:
     def __init__(
         self, processes: list[subprocess.Popen[bytes]], generates: list[frozenset[str]]
     ) -> None:
-        self._waiting = {
-            process.stdout.fileno(): process for process in processes if process.stdout
-        }
+        self._waiting: dict[int, subprocess.Popen[bytes]] = {}
         self._generates = generates
         self._left = list(range(len(generates)))
-        self._held: dict[int, set[str]] = {fd: set() for fd in self._waiting}
+        self._held: dict[int, set[str]] = {}
+        self._working_on: dict[int, int | None] = {}
+        self._given_back: set[int] = set()
+        for process in processes:
+            self.add(process)
+
+    @property
+    def left(self) -> bool:
+        """Whether some item has not been handed out (or came back from a dead process)."""
+        return bool(self._left)
+
+    @property
+    def listening(self) -> bool:
+        """Whether some process has not reached its end of file."""
+        return bool(self._waiting)
+
+    def add(self, process: subprocess.Popen[bytes]) -> None:
+        if process.stdout is not None:
+            self._waiting[process.stdout.fileno()] = process
+            self._held[process.stdout.fileno()] = set()
 
     def serve(self, timeout: float) -> None:
         if not self._waiting:
@@ -461,9 +504,19 @@ class _Dispatcher:
             requests = os.read(fd, 1024).count(b"\n")
             if not requests:  # it exited
                 del self._waiting[fd]
+                self._give_back(fd)
                 continue
             for _ in range(requests):
-                self._send(process, self.next_for(fd))
+                self._working_on[fd] = item = self.next_for(fd)
+                self._send(process, item)
+
+    def _give_back(self, fd: int) -> None:
+        """The item a process was working on when it ended goes first to the next that
+        asks, once: an item that ended two processes is not tried a third time."""
+        item = self._working_on.pop(fd, None)
+        if item is not None and item not in self._given_back:
+            self._given_back.add(item)
+            self._left.insert(0, item)
 
     def next_for(self, asking: int) -> int | None:
         """The item for the process on `asking` (its stdout); None when none is left."""
@@ -495,17 +548,18 @@ def _count_lines(path: Path) -> int:
         return sum(1 for _ in results)
 
 
-def _read_results(path: Path, returncode: int, log: Path) -> list[ProbeResult]:
+def _read_results(path: Path) -> list[ProbeResult]:
     parsed: list[ProbeResult] = []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             parsed.append(wire.decode(ProbeResult, line))
         except ValueError:
             continue  # a line cut short by a killed process
-    if returncode != 0 and not parsed:
-        tail = ""
-        if log.exists():
-            lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-            tail = lines[-1] if lines else ""
-        raise ProbeError(f"the probe process failed (exit {returncode}): {tail}")
     return parsed
+
+
+def _last_line(log: Path) -> str:
+    if not log.exists():
+        return ""
+    lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    return lines[-1] if lines else ""

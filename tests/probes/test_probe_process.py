@@ -118,6 +118,39 @@ def test_each_item_goes_once_to_whichever_process_asks(tmp_path):
     assert len(slow) <= 3 < len(fast)
 
 
+_DIES_ON_ITS_FIRST_ITEM = """
+import os, sys
+os.write(1, b"\\n")
+sys.stdin.readline()
+os._exit(1)
+"""
+
+
+@pytest.mark.slow
+def test_the_item_of_a_process_that_died_goes_to_another_once(tmp_path):
+    record = tmp_path / "record.txt"
+    dying = subprocess.Popen(
+        [sys.executable, "-c", _DIES_ON_ITS_FIRST_ITEM],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    dispatcher = _Dispatcher([dying], [frozenset()] * 3)
+    while dying.poll() is None:
+        dispatcher.serve(timeout=0.1)
+    dispatcher.serve(timeout=1)  # its end of file
+    other = subprocess.Popen(
+        [sys.executable, "-c", _WORKER, "0", str(record)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    dispatcher.add(other)
+    deadline = time.monotonic() + 30
+    while other.poll() is None and time.monotonic() < deadline:
+        dispatcher.serve(timeout=0.1)
+    assert [int(n) for n in record.read_text().split()] == [0, 1, 2]
+    assert not dispatcher.left
+
+
 _CODE = """
 def halve(n: int) -> int:
     return n // 2
