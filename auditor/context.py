@@ -27,6 +27,8 @@ class RunContext:
     progress: Progress = _no_progress
     deadline: float | None = None
     """`time.monotonic()` past which a stage stops; None without a time budget."""
+    store: str = ""
+    """What was wrong with `.audit/cache.sqlite` at the start (`Report.store`)."""
 
     @classmethod
     def start(
@@ -35,8 +37,9 @@ class RunContext:
         config: AuditConfig,
         progress: Progress = _no_progress,
         deadline: float | None = None,
+        store: str = "",
     ) -> RunContext:
-        return cls(project, config, choose(config.sandbox), progress, deadline)
+        return cls(project, config, choose(config.sandbox), progress, deadline, store)
 
     def on(self, project: Project | None = None, config: AuditConfig | None = None) -> RunContext:
         """The same run on another project (a copy) or with another config."""

@@ -103,6 +103,7 @@ def assemble(run: RunContext, draft: Draft, timings: dict[str, float]) -> Report
         provenance=draft.provenance,
         gate=draft.gate,
         cut_by_budget=draft.cut_by_budget(),
+        store=run.store,
     )
 
 

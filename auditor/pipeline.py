@@ -17,6 +17,7 @@ from auditor.discovery.audit_folder import audit_folder
 from auditor.discovery.project import Project, discover, find_rootdir
 from auditor.draft import Draft, assemble
 from auditor.errors import ConfigError, DiscoveryError
+from auditor.mutation.cache import store_condition
 from auditor.mutation.distributed import check_scheduler
 from auditor.mutation.selection import check_ref
 from auditor.mutmut_import import result_files
@@ -110,7 +111,8 @@ def run_audit(
     with contextlib.suppress(OSError):  # a read-only project: the cache lives in memory
         audit_folder(project.root)
     _check_before_any_test_runs(project, config)
-    run = RunContext.start(project, config, clock.progress.update, deadline)
+    store = store_condition(project.root)
+    run = RunContext.start(project, config, clock.progress.update, deadline, store)
     runs_mutants = config.mutation and config.mutation_from != "mutmut"
     draft = Draft(workers=MutationWorkers(run) if runs_mutants else None)
     try:

@@ -49,7 +49,7 @@ from pydantic import (
     model_validator,
 )
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 
 Severity = Literal["high", "medium", "low"]
 TestOutcome = Literal["passed", "failed", "error", "skipped", "timeout", "crashed", "blocked"]
@@ -877,6 +877,10 @@ class Report(_Model):
     """The stages the time budget stopped before they finished, in run order."""
     trend: list[TrendPoint] = Field(default_factory=list)
     """The project's last whole-project runs, this one included when it is one."""
+    store: str = ""
+    """Empty when `.audit/cache.sqlite` was sound; else what was wrong with it (not a
+    database, locked by another process, cannot be written) and what the run did
+    instead. Either way the verdicts are measured; only time is lost."""
 
     def to_json_bytes(self) -> bytes:
         """UTF-8 JSON serialized by pydantic-core straight to bytes: a large project's

@@ -133,6 +133,8 @@ def _render_escalation(report: Report, console: Console) -> None:
 def render(report: Report, console: Console, report_path: str | None = None) -> None:
     if not report.sandbox.processes_bounded:
         console.print(f"[yellow]sandbox: {report.sandbox.level} ({report.sandbox.reason})[/yellow]")
+    if report.store:
+        console.print(f"[yellow]cache: {escape(report.store)}[/yellow]")
     console.print(code_under_test(report), highlight=False, markup=False)
     console.print(_headline(report))
     if report.mutation is not None:

@@ -69,7 +69,7 @@ def test_report_validates_against_the_printed_schema(fixture_runs):
     _, report, _, _ = fixture_runs["shop", "tests_shallow"]
     schema = json.loads(run_audit("schema", cwd=Path("/")).stdout)
     jsonschema.validate(report, schema)
-    assert report["schema_version"] == 16
+    assert report["schema_version"] == 17
     assert report["probes"]["functions"]
     assert report["escalation"] is None
 

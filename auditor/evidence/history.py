@@ -10,6 +10,7 @@ does not parse (a write cut short) is skipped.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from pathlib import Path
 
@@ -29,10 +30,11 @@ def with_trend(report: Report, root: Path) -> list[TrendPoint]:
     points = [point for point in _read(path) if point.tests == tests]
     point = _point(report, root, len(points) + 1)
     if point is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as history:
-            history.write(point.model_dump_json() + "\n")
         points.append(point)
+        with contextlib.suppress(OSError):  # `.audit/` read-only or full: the trend misses it
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as history:
+                history.write(point.model_dump_json() + "\n")
     return points[-KEPT:]
 
 

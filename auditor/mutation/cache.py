@@ -43,6 +43,11 @@ first: two test folders audited in turn each keep theirs."""
 _KEPT_BASELINES = 4
 """Baselines kept, one per set of settings, the latest first (each a few MB for a suite
 of a thousand tests)."""
+_BUSY = 30.0
+"""Seconds a write waits for another audit of the project to finish its own."""
+_LOCK_PROBE_MS = 5000
+"""How long opening the cache waits for the write lock before reading it only: a write
+holds it for milliseconds, a loaded machine can stretch that to seconds."""
 _SCHEMA = """
 create table if not exists {table} (
     key text primary key,
@@ -77,38 +82,79 @@ def _checksum(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
 
+def _connect(path: Path) -> tuple[sqlite3.Connection, str]:
+    """The cache at `path`, and what was wrong with it, if anything, with what this run
+    does instead: a cache that cannot be used costs time, never a verdict."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        connection, rebuilt = _open(path)
+    except (OSError, sqlite3.OperationalError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        return _open(Path(":memory:"))[0], (
+            f"{path} cannot be used ({reason}): this run's results are not kept"
+        )
+    except sqlite3.DatabaseError as exc:
+        for stale in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))):
+            stale.unlink(missing_ok=True)  # not a sound database: rebuild it
+        return _open(path)[0], f"{path} was not a sound database ({exc}): started again, empty"
+    if not _can_write(connection):
+        connection.close()
+        read_only = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=_BUSY)
+        return read_only, (
+            f"{path} is locked by another process: its results are read, this run's are not kept"
+        )
+    if rebuilt:
+        return connection, f"{path}: tables of another layout emptied ({', '.join(rebuilt)})"
+    return connection, ""
+
+
+def _open(path: Path) -> tuple[sqlite3.Connection, list[str]]:
+    """The connection, and the tables found in another layout (an older audit's),
+    emptied and made again."""
+    connection = sqlite3.connect(path, timeout=_BUSY)
+    rebuilt = []
+    try:
+        (status,) = connection.execute("pragma quick_check").fetchone()
+        if status != "ok":
+            raise sqlite3.DatabaseError(status.splitlines()[0])
+        for table in _TABLES:
+            columns = [row[1] for row in connection.execute(f"pragma table_info({table})")]
+            if columns and columns != ["key", "value", "checksum"]:
+                connection.execute(f"drop table {table}")
+                rebuilt.append(table)
+            connection.execute(_SCHEMA.format(table=table))
+        connection.commit()
+        connection.execute("pragma journal_mode=wal")
+        # A process killed mid-run keeps every committed row; only a power cut may
+        # lose the last ones, which costs the next run time, never a wrong verdict.
+        connection.execute("pragma synchronous=normal")
+    except sqlite3.DatabaseError:
+        connection.close()
+        raise
+    return connection, rebuilt
+
+
+def _can_write(connection: sqlite3.Connection) -> bool:
+    """Whether the write lock comes within `_LOCK_PROBE_MS`. Another audit of the project
+    holds it for milliseconds; a process stuck in a transaction holds it for good, and
+    every write would wait for it."""
+    connection.execute(f"pragma busy_timeout = {_LOCK_PROBE_MS}")
+    try:
+        connection.execute("begin immediate")
+        connection.rollback()
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        connection.execute(f"pragma busy_timeout = {int(_BUSY * 1000)}")
+
+
 class ResultCache:
     def __init__(self, root: Path) -> None:
-        """The cache of the project at `root`: `.audit/cache.sqlite`."""
+        """The cache of the project at `root`: `.audit/cache.sqlite`; `condition` says
+        what was wrong with it, if anything (`Report.store`)."""
         self._test_sets: dict[str, tuple[list[tuple[str, int, str]], Code] | None] = {}
-        path = root / ".audit" / "cache.sqlite"
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.connection = self._open(path)
-        except (OSError, sqlite3.OperationalError):
-            self.connection = self._open(Path(":memory:"))  # unwritable: no cache this run
-        except sqlite3.DatabaseError:
-            for stale in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))):
-                stale.unlink(missing_ok=True)  # not a sound database: rebuild it
-            self.connection = self._open(path)
-
-    @staticmethod
-    def _open(path: Path) -> sqlite3.Connection:
-        connection = sqlite3.connect(path, timeout=30)
-        try:
-            (status,) = connection.execute("pragma quick_check").fetchone()
-            if status != "ok":
-                raise sqlite3.DatabaseError(status)
-            for table in _TABLES:
-                connection.execute(_SCHEMA.format(table=table))
-            connection.execute("pragma journal_mode=wal")
-            # A process killed mid-run keeps every committed row; only a power cut may
-            # lose the last ones, which costs the next run time, never a wrong verdict.
-            connection.execute("pragma synchronous=normal")
-        except sqlite3.DatabaseError:
-            connection.close()
-            raise
-        return connection
+        self.connection, self.condition = _connect(root / ".audit" / "cache.sqlite")
 
     def _read(self, table: str, key: str) -> str | None:
         try:
@@ -365,3 +411,11 @@ class ResultCache:
 
     def close(self) -> None:
         self.connection.close()
+
+
+def store_condition(root: Path) -> str:
+    """What is wrong with the project's cache at the start of a run, and what the run
+    does instead (`ResultCache.condition`); empty when it is sound."""
+    cache = ResultCache(root)
+    cache.close()
+    return cache.condition
