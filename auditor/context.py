@@ -29,6 +29,8 @@ class RunContext:
     """`time.monotonic()` past which a stage stops; None without a time budget."""
     store: str = ""
     """What was wrong with `.audit/cache.sqlite` at the start (`Report.store`)."""
+    cache_read_only: bool = False
+    """Another process held the cache's write lock at the start: the stages read it."""
 
     @classmethod
     def start(
@@ -37,9 +39,10 @@ class RunContext:
         config: AuditConfig,
         progress: Progress = _no_progress,
         deadline: float | None = None,
-        store: str = "",
+        store: tuple[str, bool] = ("", False),
     ) -> RunContext:
-        return cls(project, config, choose(config.sandbox), progress, deadline, store)
+        isolation = choose(config.sandbox)
+        return cls(project, config, isolation, progress, deadline, *store)
 
     def on(self, project: Project | None = None, config: AuditConfig | None = None) -> RunContext:
         """The same run on another project (a copy) or with another config."""

@@ -33,7 +33,10 @@ class MutationWorkers:
 
     def __init__(self, run: RunContext) -> None:
         self._helpers = contextlib.ExitStack()
-        self._sites = EarlySites.start(run.project, run.config)
+        # A cache this run may not write gets nothing from the helper.
+        self._sites = (
+            EarlySites() if run.cache_read_only else EarlySites.start(run.project, run.config)
+        )
         self._helpers.callback(self._sites.stop)
         self._pool = None
 
@@ -53,7 +56,7 @@ class MutationWorkers:
 
 
 def measure_baseline(run: RunContext, draft: Draft) -> Draft:
-    store = ResultCache(run.project.root)
+    store = ResultCache(run.project.root, run.cache_read_only)
     try:
         baseline, coverage = run_baseline(run, store)
     finally:
@@ -65,7 +68,7 @@ def measure_baseline(run: RunContext, draft: Draft) -> Draft:
 
 def find_smells(run: RunContext, draft: Draft) -> Draft:
     project, config = run.project, run.config
-    store = ResultCache(project.root)
+    store = ResultCache(project.root, run.cache_read_only)
     try:
         smells = analyze(
             project.test_files,

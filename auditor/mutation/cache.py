@@ -43,6 +43,7 @@ first: two test folders audited in turn each keep theirs."""
 _KEPT_BASELINES = 4
 """Baselines kept, one per set of settings, the latest first (each a few MB for a suite
 of a thousand tests)."""
+LOCKED = "locked by another process"
 _BUSY = 30.0
 """Seconds a write waits for another audit of the project to finish its own."""
 _LOCK_PROBE_MS = 5000
@@ -82,9 +83,11 @@ def _checksum(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
 
-def _connect(path: Path) -> tuple[sqlite3.Connection, str]:
+def _connect(path: Path, read_only: bool) -> tuple[sqlite3.Connection, str]:
     """The cache at `path`, and what was wrong with it, if anything, with what this run
     does instead: a cache that cannot be used costs time, never a verdict."""
+    if read_only:
+        return _read_only(path), ""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         connection, rebuilt = _open(path)
@@ -99,13 +102,19 @@ def _connect(path: Path) -> tuple[sqlite3.Connection, str]:
         return _open(path)[0], f"{path} was not a sound database ({exc}): started again, empty"
     if not _can_write(connection):
         connection.close()
-        read_only = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=_BUSY)
-        return read_only, (
-            f"{path} is locked by another process: its results are read, this run's are not kept"
-        )
+        return _read_only(
+            path
+        ), f"{path} is {LOCKED}: its results are read, this run's are not kept"
     if rebuilt:
         return connection, f"{path}: tables of another layout emptied ({', '.join(rebuilt)})"
     return connection, ""
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    try:
+        return sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=_BUSY)
+    except sqlite3.Error:
+        return _open(Path(":memory:"))[0]
 
 
 def _open(path: Path) -> tuple[sqlite3.Connection, list[str]]:
@@ -150,11 +159,12 @@ def _can_write(connection: sqlite3.Connection) -> bool:
 
 
 class ResultCache:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, read_only: bool = False) -> None:
         """The cache of the project at `root`: `.audit/cache.sqlite`; `condition` says
-        what was wrong with it, if anything (`Report.store`)."""
+        what was wrong with it, if anything (`Report.store`). `read_only`: a run that
+        found it locked at the start reads it without waiting for the lock again."""
         self._test_sets: dict[str, tuple[list[tuple[str, int, str]], Code] | None] = {}
-        self.connection, self.condition = _connect(root / ".audit" / "cache.sqlite")
+        self.connection, self.condition = _connect(root / ".audit" / "cache.sqlite", read_only)
 
     def _read(self, table: str, key: str) -> str | None:
         try:
@@ -413,9 +423,10 @@ class ResultCache:
         self.connection.close()
 
 
-def store_condition(root: Path) -> str:
+def store_condition(root: Path) -> tuple[str, bool]:
     """What is wrong with the project's cache at the start of a run, and what the run
-    does instead (`ResultCache.condition`); empty when it is sound."""
+    does instead (`ResultCache.condition`; empty when it is sound), and whether the run
+    may only read it (another process holds its write lock)."""
     cache = ResultCache(root)
     cache.close()
-    return cache.condition
+    return cache.condition, LOCKED in cache.condition

@@ -63,7 +63,7 @@ def run_mutation(
 ) -> MutationRun:
     """`only`: run just the mutants with these ids (escalation re-measures survivors).
     `pool`: workers from `mutation_pool`, already starting; by default, new ones."""
-    cache = ResultCache(run.project.root)
+    cache = ResultCache(run.project.root, run.cache_read_only)
     try:
         if pool is not None:
             return _mutate(run, baseline, only, cache, pool)

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from auditor.context import RunContext
-from auditor.discovery.project import Project
 from auditor.errors import ConfigError
 from auditor.mutation.cache import ResultCache
 from auditor.mutation.distributed import DaskPool
@@ -27,15 +26,15 @@ def mutation_pool(run: RunContext, baseline: BaselineSection) -> Iterator[Runner
     with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
         pool = _pool(run, baseline, Path(scratch), run.config.workers)
         try:
-            if isinstance(pool, RunnerPool) and _first_run(run.project):
+            if isinstance(pool, RunnerPool) and _first_run(run):
                 pool.start()
             yield pool
         finally:
             pool.close()
 
 
-def _first_run(project: Project) -> bool:
-    cache = ResultCache(project.root)
+def _first_run(run: RunContext) -> bool:
+    cache = ResultCache(run.project.root, run.cache_read_only)
     try:
         return cache.is_empty()
     finally:

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
-from auditor.config import AuditConfig
 from auditor.containment import wire
 from auditor.containment.hypothesis_storage import storage_folder
 from auditor.containment.isolation import Isolation
@@ -196,7 +195,7 @@ def run_probes(
         _survivors(baseline, mutation, survivors or {}, probed) if mutation else ([], [])
     )
     expected = sorted(expected_exceptions(list(project.test_files)))
-    cache = _cache(project, config, expected, probed)
+    cache = _cache(run, expected, probed)
     results: list[FunctionResult | WitnessResult] = []
     to_probe, to_search = [], []
     for spec in probed.values():
@@ -285,16 +284,19 @@ def probe_growth_limit_mb(baseline_growth_mb: float, memory_limit_mb: int) -> in
     return min(memory_limit_mb, wanted)
 
 
-def _cache(
-    project: Project, config: AuditConfig, expected: list[str], targets: Mapping[str, TargetSpec]
-) -> ProbeCache:
+def _cache(run: RunContext, expected: list[str], targets: Mapping[str, TargetSpec]) -> ProbeCache:
+    project, config = run.project, run.config
     settings = {
         "examples": config.probe_examples,
         "time_budget": config.probe_time_budget,
         "expected_exceptions": expected,
     }
     return ProbeCache(
-        ResultCache(project.root), project.root, project.source_files, settings, targets
+        ResultCache(project.root, run.cache_read_only),
+        project.root,
+        project.source_files,
+        settings,
+        targets,
     )
 
 
