@@ -22,7 +22,7 @@ from auditor.mutation.distributed import check_scheduler
 from auditor.mutation.selection import check_ref
 from auditor.mutmut_import import result_files
 from auditor.progress import SilentProgress, StageProgress
-from auditor.report import Report
+from auditor.report import Report, read_report
 from auditor.stages import STAGES, MutationWorkers
 from mutators.registry import UnknownFamily, operators
 
@@ -90,6 +90,8 @@ def _check_before_any_test_runs(project: Project, config: AuditConfig) -> None:
             check_ref(project.root, config.diff)
         if config.mutation_from == "mutmut":
             result_files(project.root)
+    if config.gate.baseline_report:  # read again by the gate, at the end
+        read_report(project.root / config.gate.baseline_report, "baseline report")
 
 
 def run_audit(

@@ -45,6 +45,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -882,6 +883,23 @@ class Report(_Model):
     database, locked by another process, cannot be written) and what the run did
     instead. Either way the verdicts are measured; only time is lost."""
 
+    @field_validator("schema_version")
+    @classmethod
+    def _current_layout(cls, version: int) -> int:
+        """A report of another layout is refused, not half read: fields that moved
+        would be taken as absent, and the gate would judge what is not there."""
+        if version > SCHEMA_VERSION:
+            raise ValueError(
+                f"it has report schema {version}, written by a newer audit; this one reads "
+                f"schema {SCHEMA_VERSION}: upgrade audit"
+            )
+        if version < SCHEMA_VERSION:
+            raise ValueError(
+                f"it has report schema {version}, written by an older audit; this one reads "
+                f"schema {SCHEMA_VERSION}: run the audit again for a current report"
+            )
+        return version
+
     def to_json_bytes(self) -> bytes:
         """UTF-8 JSON serialized by pydantic-core straight to bytes: a large project's
         report is tens of MB, and Python dicts or a str on the way (4 bytes a character
@@ -916,8 +934,12 @@ def read_report(path: Path, what: str = "report") -> Report:
     except OSError as exc:
         raise ReportError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
-        if isinstance(exc, ValidationError) and exc.errors():
-            first = exc.errors()[0]
+        errors = exc.errors() if isinstance(exc, ValidationError) else []
+        layout = [error for error in errors if error["loc"] == ("schema_version",)]
+        if layout and "ctx" in layout[0]:
+            raise ReportError(f"{path}: {layout[0]['ctx']['error']}") from None
+        if errors:
+            first = errors[0]
             where = ".".join(str(part) for part in first["loc"]) or "document"
             detail = f"{where}: {first['msg']}"
         else:
