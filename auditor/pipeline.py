@@ -14,9 +14,9 @@ from auditor.config import AuditConfig, load_config, read_pyproject_section
 from auditor.context import RunContext
 from auditor.discovery import mutmut_config
 from auditor.discovery.audit_folder import audit_folder
-from auditor.discovery.project import Project, discover, find_rootdir
+from auditor.discovery.project import Project, discover, find_rootdir, test_path
 from auditor.draft import Draft, assemble
-from auditor.errors import ConfigError, DiscoveryError
+from auditor.errors import ConfigError
 from auditor.mutation.cache import store_condition
 from auditor.mutation.distributed import check_scheduler
 from auditor.mutation.selection import check_ref
@@ -33,9 +33,7 @@ def resolve_config(
     """Find the project root from the test paths and load its `[tool.audit]`; without
     one, mutmut's settings (`auditor.discovery.mutmut_config`). Returns the config, the root, and
     where mutmut's settings were read ('' when they were not)."""
-    anchor = (cwd / test_paths[0]).resolve() if test_paths else cwd.resolve()
-    if not anchor.exists():
-        raise DiscoveryError(f"test path '{test_paths[0]}' does not exist")
+    anchor = test_path(cwd, test_paths[0]) if test_paths else cwd.resolve()
     root, _, _ = find_rootdir(anchor if anchor.is_dir() else anchor.parent, cwd.resolve())
     pyproject = config_file or (root / "pyproject.toml")
     has_pyproject = pyproject.is_file()

@@ -344,18 +344,23 @@ def _refuse_a_module_named_like_ours(root: Path, source_roots: tuple[Path, ...])
                 )
 
 
+def test_path(cwd: Path, raw: str) -> Path:
+    """The test folder or file `raw` names, resolved, or a DiscoveryError saying why not."""
+    given = cwd / raw
+    if not given.exists():  # False for a symlink loop, which `resolve()` raises on
+        loop = " (a symlink loop)" if given.is_symlink() else ""
+        raise DiscoveryError(f"test path '{raw}' does not exist{loop}")
+    if given.is_file() and given.suffix != ".py":
+        raise DiscoveryError(f"test path '{raw}' is a file, not a test folder or a .py file")
+    return given.resolve()
+
+
 def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> Project:
     """Locate everything the pipeline needs, or raise DiscoveryError naming what is missing."""
     cwd = (cwd or Path.cwd()).resolve()
     if not test_paths:
         test_paths = ["tests"]
-    resolved_tests = []
-    for raw in test_paths:
-        path = (cwd / raw).resolve()
-        if not path.exists():
-            raise DiscoveryError(f"test path '{raw}' does not exist")
-        resolved_tests.append(path)
-    tests = tuple(resolved_tests)
+    tests = tuple(test_path(cwd, raw) for raw in test_paths)
     anchor = tests[0] if tests[0].is_dir() else tests[0].parent
     root, inifile, ini_options = find_rootdir(anchor, cwd)
     pyproject = root / "pyproject.toml"
