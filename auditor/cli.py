@@ -64,8 +64,16 @@ def cli() -> None:
     """
 
 
+def _a_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """An empty path would name the current folder: refused before anything runs, not
+    found out when the finished report cannot be written there."""
+    if value == "":
+        raise ConfigError(f"command line: {param.opts[0]} names no path (it is empty)")
+    return value
+
+
 def _remember_output(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    ctx.meta.setdefault("audit_outputs", {})[param.name] = value
+    ctx.meta.setdefault("audit_outputs", {})[param.name] = _a_path(ctx, param, value)
 
 
 def _remember_annotations(ctx: click.Context, param: click.Parameter, value: bool | None) -> None:
@@ -199,8 +207,16 @@ def _shown_default(default: Any) -> str:
 
 @cli.command()
 @click.argument("tests", nargs=-1, type=click.Path())
-@click.option("--json", "json_path", type=click.Path(), help="Where to write the JSON report.")
-@click.option("--config", "config_file", type=click.Path(), help="pyproject.toml to read.")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(),
+    callback=_a_path,
+    help="Where to write the JSON report.",
+)
+@click.option(
+    "--config", "config_file", type=click.Path(), callback=_a_path, help="pyproject.toml to read."
+)
 @_config_options
 @_output_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars, only the summary.")

@@ -202,7 +202,7 @@ class GateConfig(_Strict):
             metavar="REPORT",
             path=True,
         ),
-    ] = None
+    ] = Field(default=None, min_length=1)
     """The ratchet: a previous JSON report (`--baseline`); regressions fail the gate even
     when every absolute threshold holds."""
     ratchet_tolerance: float = Field(default=0.5, ge=0)
@@ -215,23 +215,23 @@ class OutputsConfig(_Strict):
     """Extra report files, each rendered from the JSON report; paths are relative to the
     project root (config) or the current folder (flags)."""
 
-    html: str | None = None
+    html: str | None = Field(default=None, min_length=1)
     """Write the HTML report for QA leads."""
-    markdown: str | None = None
+    markdown: str | None = Field(default=None, min_length=1)
     """Write a Markdown summary (PR comment, $GITHUB_STEP_SUMMARY)."""
-    sarif: str | None = None
+    sarif: str | None = Field(default=None, min_length=1)
     """Write SARIF 2.1.0 for code scanning."""
-    stryker: str | None = None
+    stryker: str | None = Field(default=None, min_length=1)
     """Write Stryker mutation-testing-report-schema v2 JSON."""
-    junit: str | None = None
+    junit: str | None = Field(default=None, min_length=1)
     """Write JUnit XML, one testcase per gate condition."""
-    feedback: str | None = None
+    feedback: str | None = Field(default=None, min_length=1)
     """Write prompt-ready feedback for the model that wrote the tests."""
-    pr_comment: str | None = None
+    pr_comment: str | None = Field(default=None, min_length=1)
     """Write the body of a sticky pull-request comment (Markdown, hidden marker)."""
-    badge: str | None = None
+    badge: str | None = Field(default=None, min_length=1)
     """Write a shields.io endpoint badge (JSON)."""
-    sonarqube: str | None = None
+    sonarqube: str | None = Field(default=None, min_length=1)
     """Write SonarQube generic issue import JSON."""
 
 
@@ -249,17 +249,17 @@ class EscalationConfig(_Strict):
     base_url: Annotated[
         str | None,
         Flag("--base-url", "OpenAI-compatible endpoint, e.g. vLLM's /v1.", metavar="URL"),
-    ] = None
+    ] = Field(default=None, min_length=1)
     """An OpenAI-compatible endpoint (`http://127.0.0.1:8000/v1` for vLLM or Ollama);
     None means the client's default (api.openai.com, or `OPENAI_BASE_URL`)."""
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str = Field(default="OPENAI_API_KEY", min_length=1)
     """The environment variable that holds the API key."""
     api: Literal["chat", "responses"] = "chat"
     """`chat` (/v1/chat/completions, what every compatible server has) or `responses`."""
     deep_model: Annotated[
         str, Flag("--deep-model", "Model that writes the hardening tests.", metavar="NAME")
-    ] = "gpt-5.1-codex"
-    fast_model: str = "gpt-5.1-codex-mini"
+    ] = Field(default="gpt-5.1-codex", min_length=1)
+    fast_model: str = Field(default="gpt-5.1-codex-mini", min_length=1)
     """The model `audit generate` asks for a first suite."""
     request_timeout: Duration = Field(default=120.0, gt=0)
     """How long one request to the model may take."""
@@ -285,7 +285,7 @@ class EscalationConfig(_Strict):
     """Seconds a candidate test may run on the original code."""
     hardened_dir: Annotated[
         str, Flag("--hardened-dir", "Where accepted tests go.", metavar="DIR", path=True)
-    ] = ".audit/hardened"
+    ] = Field(default=".audit/hardened", min_length=1)
     apply: Annotated[
         bool, Flag("--apply", "Copy accepted tests into the suite (implies --escalate).")
     ] = False
@@ -311,7 +311,7 @@ class AuditConfig(_Strict):
     do_not_mutate: list[str] = Field(default_factory=list)
     """Globs of files of the code under test (relative to the project root) that get no
     mutants; they still count for coverage and are still probed."""
-    report_json: str = ".audit/report.json"
+    report_json: str = Field(default=".audit/report.json", min_length=1)
     """Where the JSON report goes, relative to the project root (`--json` sets it per run)."""
     test_timeout: Annotated[
         Duration, Flag("--timeout", "Per-test timeout.", metavar="DURATION")
@@ -384,7 +384,7 @@ class AuditConfig(_Strict):
             metavar="A,B",
             default_text="all",
         ),
-    ] = None
+    ] = Field(default=None, min_length=1)
     """Mutator families to use; None means all."""
     disable_mutators: Annotated[
         list[str],
@@ -422,11 +422,11 @@ class AuditConfig(_Strict):
     """Where mutants run: runner processes here, or a Dask distributed cluster."""
     scheduler: Annotated[
         str | None, Flag("--scheduler", "Dask scheduler, e.g. tcp://host:8786.", metavar="ADDRESS")
-    ] = None
+    ] = Field(default=None, min_length=1)
     """The Dask scheduler's address (`tcp://host:8786`) for `executor = "dask"`."""
     diff: Annotated[
         str | None, Flag("--diff", "Only mutate lines changed since REF.", metavar="REF")
-    ] = None
+    ] = Field(default=None, min_length=1)
     """Only mutate lines changed since this git ref (uncommitted changes included)."""
     shard: Annotated[
         str | None,
@@ -492,6 +492,8 @@ def overrides_from_flags(values: dict[str, Any], cwd: Path) -> dict[str, Any]:
         if value is None or value == ():
             continue
         if flagged.flag.path:
+            if not all(_as_tuple(value)):
+                raise ConfigError(f"command line: {flagged.flag.name} names no path (it is empty)")
             paths = [str((cwd / item).resolve()) for item in _as_tuple(value)]
             value = paths if isinstance(value, tuple) else paths[0]
         elif isinstance(value, tuple):
