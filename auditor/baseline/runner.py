@@ -31,6 +31,8 @@ from auditor.errors import IncompleteRunError, SuiteUnusableError
 from auditor.progress import Progress
 
 MAX_RESTARTS = 20
+_FATAL_ERROR = "Fatal Python error"
+"""What faulthandler (on in every pytest process) writes when the process crashes."""
 _HANG_GRACE_SECONDS = 5.0
 
 
@@ -64,6 +66,14 @@ class _Attempt:
 
 
 """Called with (tests finished, tests collected or None)."""
+
+
+def _running(attempt: _Attempt) -> list[str]:
+    """The tests an attempt started and gave no result for, in order."""
+    done = {e.nodeid for e in attempt.events if isinstance(e, protocol.Result)}
+    return [
+        e.nodeid for e in attempt.events if isinstance(e, protocol.Start) and e.nodeid not in done
+    ]
 
 
 def _describe_exit(returncode: int) -> str:
@@ -353,6 +363,7 @@ class BaselineRunner:
         removed: list[protocol.Result] = []
         resumed = _Resumed()
         restart = 0
+        retried: set[str] = set()
         for number in itertools.count():
             attempt_dir = self.workdir / f"attempt-{number}"
             attempt_dir.mkdir(parents=True)
@@ -392,6 +403,14 @@ class BaselineRunner:
                     memory_growth_mb=_memory_growth_mb(attempt.events),
                     kept=self._kept_in(attempt.events),
                 )
+            if not attempt.hung and _FATAL_ERROR not in output:
+                # No crash Python saw: killed from outside (SIGKILL, the OOM killer) or
+                # an exit the test made. Once more as it was before the test it was in
+                # counts as the culprit: an innocent test's kills are not lost.
+                where = (_running(attempt) or ["collection"])[-1]
+                if where not in retried:
+                    retried.add(where)
+                    continue
             removed.append(self._culprit(attempt, output))
             restart += 1
             if restart > MAX_RESTARTS:
@@ -419,12 +438,7 @@ class BaselineRunner:
     def _culprit(self, attempt: _Attempt, output: str) -> protocol.Result:
         """The test that was running when the child died or hung, as a result entry."""
         results = [e for e in attempt.events if isinstance(e, protocol.Result)]
-        done = {result.nodeid for result in results}
-        running = [
-            e.nodeid
-            for e in attempt.events
-            if isinstance(e, protocol.Start) and e.nodeid not in done
-        ]
+        running = _running(attempt)
         if not running and results and results[-1].outcome == "timeout":
             # It hung while stopping after a timed-out test (what that test left running
             # held the interpreter): nothing was saved; run again without that test.
