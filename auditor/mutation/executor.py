@@ -2,8 +2,9 @@
 
 Each runner collects the tests once and forks a child per mutant. The executor keeps
 every runner supplied with its next job while it runs one, reads results as they come,
-and restarts a runner that dies (its job is reported as RuntimeError, never lost; the job
-waiting behind it goes to another runner)."""
+and restarts a runner that dies: the job it ran goes to the runner replacing it, once
+(a second death is that mutant's RuntimeError verdict), and the job waiting behind it
+to whichever runner is free."""
 
 from __future__ import annotations
 
@@ -49,6 +50,8 @@ class _Runner:
     """Its stdin is closed: it died after its last answer; its end of output follows."""
     started: float = field(default_factory=time.monotonic)
     deadline: float = 0.0
+    overdue: bool = False
+    """Killed by the pool for running past its job's deadline: the job is not run again."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class RunnerPool:
     jobs: int
     runners: list[_Runner] = field(default_factory=list)
     started_runners: int = 0
+    run_again: set[str] = field(default_factory=set)
+    """Jobs whose runner died under them once, and that went to another runner."""
 
     def _environment(self, private_tmp: Path) -> dict[str, str]:
         roots = [str(self.root / path) for path in self.settings.source_roots]
@@ -197,6 +202,7 @@ class RunnerPool:
             stuck_starting = not runner.ready and now - runner.started > _STARTUP_TIMEOUT
             stuck_in_job = bool(runner.jobs) and now > runner.deadline
             if stuck_starting or stuck_in_job:
+                runner.overdue = stuck_in_job
                 self.settings.isolation.kill(runner.process)
 
     def _send(self, runner: _Runner, job: Job) -> bool:
@@ -218,24 +224,30 @@ class RunnerPool:
     def _replace(
         self, runner: _Runner, selector: selectors.BaseSelector
     ) -> tuple[JobResult | None, list[Job]]:
-        """A runner died: report the job it ran, start another in its place; returns the
-        lost job's result and the jobs that were waiting behind it (never started)."""
+        """A runner died: start another in its place. Returns the result of the job it
+        ran when that job ends here (it was killed for its deadline, or had a runner die
+        under it before), and the jobs to send again: that job the first time (a runner
+        killed from outside costs the job's time, not its verdict), and those that were
+        waiting behind it."""
         runner.process.wait()
         log_tail = _tail(runner.log)
         if not runner.ready:
             raise RunnerStartError(f"a test runner failed to start: {log_tail}")
         lost = None
-        if runner.jobs:
+        again = list(runner.jobs)
+        if again and (runner.overdue or again[0].id in self.run_again):
             lost = JobResult(
-                id=runner.jobs[0].id,
+                id=again.pop(0).id,
                 status="RuntimeError",
                 detail=f"the runner process died ({log_tail})",
             )
+        elif again:
+            self.run_again.add(again[0].id)
         index = self.runners.index(runner)
         replacement = self._start(runner.number)
         self.runners[index] = replacement
         selector.register(replacement.process.stdout, selectors.EVENT_READ, replacement)
-        return lost, list(runner.jobs)[1:]
+        return lost, again
 
     def close(self) -> None:
         for runner in self.runners:

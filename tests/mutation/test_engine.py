@@ -451,22 +451,25 @@ def test_a_first_run_starts_its_runners_before_the_smell_check_and_a_rerun_none(
 
 
 @pytest.mark.slow
-def test_a_runner_that_dies_right_after_an_answer_loses_only_the_job_it_was_running(
+def test_a_runner_killed_between_two_jobs_costs_the_job_it_held_its_time_not_its_verdict(
     tmp_path,
 ):
     """The audit sends the next job after each answer; a runner dead by then (its whole
-    process tree gone) cannot take it, and the job goes to the runner replacing it."""
+    process tree gone) cannot take it: the job it held and the one behind it go to the
+    runner replacing it, and every verdict equals an undisturbed run's."""
     from auditor.config import AuditConfig
     from auditor.pipeline import run_audit as audit_in_process
     from auditor.progress import SilentProgress
 
-    (tmp_path / "pricing.py").write_text("def total(price, count):\n    return price * count + 1\n")
-    (tmp_path / "test_pricing.py").write_text(
-        "import time\n\nfrom pricing import total\n\n\n"
-        "def test_total_adds_the_fee():\n"
-        "    time.sleep(0.3)  # the runner is still on its next job when it is killed\n"
-        "    assert total(2, 3) == 7\n"
-    )
+    for root in (tmp_path / "killed", tmp_path / "undisturbed"):
+        root.mkdir()
+        (root / "pricing.py").write_text("def total(price, count):\n    return price * count + 1\n")
+        (root / "test_pricing.py").write_text(
+            "import time\n\nfrom pricing import total\n\n\n"
+            "def test_total_adds_the_fee():\n"
+            "    time.sleep(0.3)  # the runner is still on its next job when it is killed\n"
+            "    assert total(2, 3) == 7\n"
+        )
     killed: list[int] = []
 
     class KillTheRunnerOnce(SilentProgress):
@@ -479,12 +482,15 @@ def test_a_runner_that_dies_right_after_an_answer_loses_only_the_job_it_was_runn
                     time.sleep(0.01)
 
     config = AuditConfig(probes=False, jobs=1, src=["pricing.py"])
-    report = audit_in_process(["test_pricing.py"], config, tmp_path, KillTheRunnerOnce())
+    run = ["test_pricing.py"]
+    report = audit_in_process(run, config, tmp_path / "killed", KillTheRunnerOnce())
+    undisturbed = audit_in_process(run, config, tmp_path / "undisturbed", SilentProgress())
     assert killed
     assert report.status == "complete"
-    died = [m for m in report.mutation.mutants if "runner process died" in m.status_reason]
-    assert len(died) == 1
-    assert report.mutation.scores.counts.runtime_error == 1
+    assert report.mutation.scores.counts.runtime_error == 0
+    assert {m.id: m.status for m in report.mutation.mutants} == {
+        m.id: m.status for m in undisturbed.mutation.mutants
+    }
 
 
 def _process_tree(pid: int) -> list[int]:
