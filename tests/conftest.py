@@ -173,6 +173,22 @@ def _fast_tier_runs_no_audit(request: pytest.FixtureRequest, monkeypatch: pytest
     _fast_tier_test = None
 
 
+@pytest.fixture
+def fault(request: pytest.FixtureRequest) -> Callable[..., None]:
+    """`fault(group, injected, did=..., exit_code=..., saw=..., lost=...)`: this test's row
+    of docs/reliability.md, recorded once its checks have passed (`tests/faults/table.py`
+    gathers the rows of a run)."""
+
+    def record(
+        group: str, injected: str, *, did: str, exit_code: int | str, saw: str, lost: str
+    ) -> None:
+        row = {"group": group, "injected": injected, "did": did, "exit_code": exit_code}
+        row |= {"saw": saw, "lost": lost, "test": request.node.nodeid}
+        request.node.user_properties.append(("fault", json.dumps(row)))
+
+    return record
+
+
 def run_audit(
     *args: str, cwd: Path, timeout: float = 180, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

@@ -115,7 +115,7 @@ def test_a_copy_left_by_a_killed_worker_goes_when_a_worker_next_makes_one(tmp_pa
 
 @pytest.mark.slow
 def test_a_worker_killed_mid_run_loses_and_doubles_no_mutant(
-    cluster, fixture_runs, project_copy, tmp_path
+    cluster, fixture_runs, project_copy, tmp_path, fault
 ):
     root = project_copy("shop")
     out = tmp_path / "dask.json"
@@ -145,6 +145,14 @@ def test_a_worker_killed_mid_run_loses_and_doubles_no_mutant(
     assert len({m["id"] for m in mutants}) == len(mutants)
     assert {m["id"]: m["status"] for m in mutants} == statuses(
         fixture_runs["shop", "tests_shallow"][1]
+    )
+    fault(
+        "processes",
+        "SIGKILL of a Dask worker inside a batch",
+        did="ran the batch again on another worker; every verdict equals a local run's",
+        exit_code=audit.returncode,
+        saw="(the run's summary, as without the fault)",
+        lost="nothing",
     )
 
 

@@ -59,10 +59,18 @@ def test_a_timeout_names_the_test_that_was_running_and_its_kind(traps):
 
 
 @pytest.mark.slow
-def test_a_mutant_that_grows_memory_without_bound_is_stopped_by_the_memory_watch(traps):
+def test_a_mutant_that_grows_memory_without_bound_is_stopped_by_the_memory_watch(traps, fault):
     mutant = traps["traps/core.py::buffers::augmented.swap@4:8#0"]
     assert mutant["status"] == "Timeout"
     assert mutant["status_reason"].endswith("(runaway memory)")
+    fault(
+        "processes",
+        "out of memory in a child: a mutant whose test allocates without bound",
+        did="stopped the child by its memory watch, under its address-space limit",
+        exit_code=0,
+        saw=f"{mutant['status']}: {mutant['status_reason']}",
+        lost="nothing: the mutant's verdict is that timeout",
+    )
 
 
 @pytest.mark.slow
@@ -366,7 +374,7 @@ def test_a_corrupted_cache_is_rebuilt_not_trusted(project_copy, tmp_path):
 
 @pytest.mark.slow
 def test_sigkill_during_mutation_leaves_the_tree_alone_and_the_rerun_resumes(
-    project_copy, tmp_path
+    project_copy, tmp_path, fault
 ):
     """Kill early (baseline or planning), in the middle of mutation, and at seeded random
     moments; after every kill the tree is unchanged, and the final rerun resumes and
@@ -410,6 +418,14 @@ def test_sigkill_during_mutation_leaves_the_tree_alone_and_the_rerun_resumes(
     assert uninterrupted["mutation"]["cache_hits"] == 0
     assert report_differences(resumed, uninterrupted) == []
     assert tree_digest(root) == before
+    fault(
+        "processes",
+        "SIGKILL of audit itself (its process group), at 6 moments from baseline to mutation",
+        did="left the project untouched; the rerun took the finished verdicts from the cache",
+        exit_code="killed, then 0",
+        saw="(nothing: it was killed); the rerun's report equals an uninterrupted run's",
+        lost="nothing finished; the rerun measures the verdicts in flight (time)",
+    )
 
 
 def _runners_started_by(pid: int) -> list[int]:
@@ -452,7 +468,7 @@ def test_a_first_run_starts_its_runners_before_the_smell_check_and_a_rerun_none(
 
 @pytest.mark.slow
 def test_a_runner_killed_between_two_jobs_costs_the_job_it_held_its_time_not_its_verdict(
-    tmp_path,
+    tmp_path, fault
 ):
     """The audit sends the next job after each answer; a runner dead by then (its whole
     process tree gone) cannot take it: the job it held and the one behind it go to the
@@ -491,6 +507,14 @@ def test_a_runner_killed_between_two_jobs_costs_the_job_it_held_its_time_not_its
     assert {m.id: m.status for m in report.mutation.mutants} == {
         m.id: m.status for m in undisturbed.mutation.mutants
     }
+    fault(
+        "processes",
+        "SIGKILL of a mutation runner between two jobs",
+        did="started another runner and gave it the job the dead one held",
+        exit_code=0,
+        saw="(the run's summary, as without the fault)",
+        lost="nothing: every verdict equals an undisturbed run's",
+    )
 
 
 def _process_tree(pid: int) -> list[int]:
