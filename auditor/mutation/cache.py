@@ -43,7 +43,6 @@ first: two test folders audited in turn each keep theirs."""
 _KEPT_BASELINES = 4
 """Baselines kept, one per set of settings, the latest first (each a few MB for a suite
 of a thousand tests)."""
-LOCKED = "locked by another process"
 _BUSY = 30.0
 """Seconds a write waits for another audit of the project to finish its own."""
 _LOCK_PROBE_MS = 5000
@@ -83,31 +82,37 @@ def _checksum(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
 
-def _connect(path: Path, read_only: bool) -> tuple[sqlite3.Connection, str]:
-    """The cache at `path`, and what was wrong with it, if anything, with what this run
-    does instead: a cache that cannot be used costs time, never a verdict."""
+def _connect(path: Path, read_only: bool) -> tuple[sqlite3.Connection, str, bool]:
+    """The cache at `path`, what was wrong with it, if anything, with what this run
+    does instead, and whether it is open for reading only: a cache that cannot be used
+    costs time, never a verdict."""
     if read_only:
-        return _read_only(path), ""
+        return _read_only(path), "", True
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         connection, rebuilt = _open(path)
     except (OSError, sqlite3.OperationalError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        return _open(Path(":memory:"))[0], (
-            f"{path} cannot be used ({reason}): this run's results are not kept"
+        return (
+            _open(Path(":memory:"))[0],
+            f"{path} cannot be used ({reason}): this run's results are not kept",
+            False,
         )
     except sqlite3.DatabaseError as exc:
         for stale in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))):
             stale.unlink(missing_ok=True)  # not a sound database: rebuild it
-        return _open(path)[0], f"{path} was not a sound database ({exc}): started again, empty"
+        condition = f"{path} was not a sound database ({exc}): started again, empty"
+        return _open(path)[0], condition, False
     if not _can_write(connection):
         connection.close()
-        return _read_only(
-            path
-        ), f"{path} is {LOCKED}: its results are read, this run's are not kept"
+        condition = (
+            f"{path} is locked by another process: its results are read, this run's are not kept"
+        )
+        return _read_only(path), condition, True
     if rebuilt:
-        return connection, f"{path}: tables of another layout emptied ({', '.join(rebuilt)})"
-    return connection, ""
+        condition = f"{path}: tables of another layout emptied ({', '.join(rebuilt)})"
+        return connection, condition, False
+    return connection, "", False
 
 
 def _read_only(path: Path) -> sqlite3.Connection:
@@ -164,7 +169,9 @@ class ResultCache:
         what was wrong with it, if anything (`Report.store`). `read_only`: a run that
         found it locked at the start reads it without waiting for the lock again."""
         self._test_sets: dict[str, tuple[list[tuple[str, int, str]], Code] | None] = {}
-        self.connection, self.condition = _connect(root / ".audit" / "cache.sqlite", read_only)
+        self.connection, self.condition, self.read_only = _connect(
+            root / ".audit" / "cache.sqlite", read_only
+        )
 
     def _read(self, table: str, key: str) -> str | None:
         try:
@@ -429,4 +436,4 @@ def store_condition(root: Path) -> tuple[str, bool]:
     may only read it (another process holds its write lock)."""
     cache = ResultCache(root)
     cache.close()
-    return cache.condition, LOCKED in cache.condition
+    return cache.condition, cache.read_only
