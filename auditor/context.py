@@ -9,6 +9,7 @@ from auditor.config import AuditConfig
 from auditor.containment.isolation import Isolation, choose
 from auditor.discovery.project import Project
 from auditor.progress import Progress
+from auditor.report import Report
 
 
 def _no_progress(done: int, total: int | None = None, summary: str = "") -> None:
@@ -31,6 +32,8 @@ class RunContext:
     """What was wrong with `.audit/cache.sqlite` at the start (`Report.store`)."""
     cache_read_only: bool = False
     """Another process held the cache's write lock at the start: the stages read it."""
+    previous: Report | None = None
+    """The report `--baseline` names, read before any test ran; the gate compares."""
 
     @classmethod
     def start(
@@ -40,9 +43,10 @@ class RunContext:
         progress: Progress = _no_progress,
         deadline: float | None = None,
         store: tuple[str, bool] = ("", False),
+        previous: Report | None = None,
     ) -> RunContext:
         isolation = choose(config.sandbox)
-        return cls(project, config, isolation, progress, deadline, *store)
+        return cls(project, config, isolation, progress, deadline, *store, previous)
 
     def on(self, project: Project | None = None, config: AuditConfig | None = None) -> RunContext:
         """The same run on another project (a copy) or with another config."""

@@ -77,8 +77,9 @@ def _check_executor(config: AuditConfig) -> None:
         check_scheduler(config.scheduler)
 
 
-def _check_before_any_test_runs(project: Project, config: AuditConfig) -> None:
-    """Arguments that later stages read, checked while a mistake costs nothing."""
+def _check_before_any_test_runs(project: Project, config: AuditConfig) -> Report | None:
+    """Arguments that later stages read, checked while a mistake costs nothing; the
+    report `--baseline` names, read now for the gate."""
     if config.mutation:
         try:
             operators(config.mutators, config.disable_mutators)
@@ -88,8 +89,10 @@ def _check_before_any_test_runs(project: Project, config: AuditConfig) -> None:
             check_ref(project.root, config.diff)
         if config.mutation_from == "mutmut":
             result_files(project.root)
-    if config.gate.baseline_report:  # read again by the gate, at the end
-        read_report(project.root / config.gate.baseline_report, "baseline report")
+    if not config.gate.baseline_report:
+        return None
+    # A flag arrives absolute; a config value is relative to the project root.
+    return read_report(project.root / config.gate.baseline_report, "baseline report")
 
 
 def run_audit(
@@ -110,9 +113,9 @@ def run_audit(
         done(f"{len(project.test_files)} test files, {len(project.source_files)} source files")
     with contextlib.suppress(OSError):  # a read-only project: the cache lives in memory
         audit_folder(project.root)
-    _check_before_any_test_runs(project, config)
+    previous = _check_before_any_test_runs(project, config)
     store = store_condition(project.root)
-    run = RunContext.start(project, config, clock.progress.update, deadline, store)
+    run = RunContext.start(project, config, clock.progress.update, deadline, store, previous)
     runs_mutants = config.mutation and config.mutation_from != "mutmut"
     draft = Draft(workers=MutationWorkers(run) if runs_mutants else None)
     try:

@@ -21,7 +21,7 @@ from auditor.mutation.stage import run_mutation
 from auditor.mutation.workers import mutation_pool
 from auditor.mutmut_import import import_mutmut
 from auditor.probes.stage import run_probes
-from auditor.report import BaselineSection, MutationSection, read_report
+from auditor.report import BaselineSection, MutationSection
 from auditor.smells.analyzer import analyze
 from auditor.smells.evidence import with_mutation_evidence
 
@@ -106,16 +106,12 @@ def judge(run: RunContext, draft: Draft) -> Draft:
     """Which generator wrote each test, then the gate over every section so far."""
     project, config = run.project, run.config
     assert draft.baseline is not None and draft.smells is not None
-    previous = None
-    if config.gate.baseline_report:
-        # A flag arrives absolute; a config value is relative to the project root.
-        previous = read_report(project.root / config.gate.baseline_report, "baseline report")
     tests = [project.relative(file) for file in project.test_files]
     origins = provenance(
         project.root, tests, config.generators, draft.baseline, draft.smells, draft.mutation
     )
     draft = draft.add(provenance=origins)
-    return draft.add(gate=evaluate(config.gate, draft, previous))  # type: ignore[arg-type]
+    return draft.add(gate=evaluate(config.gate, draft, run.previous))  # type: ignore[arg-type]
 
 
 def harden(run: RunContext, draft: Draft) -> Draft:
