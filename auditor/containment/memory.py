@@ -68,5 +68,10 @@ class MemoryWatch:
         self.exceeded = resident_bytes(self.pid) > self.limit
         return self.exceeded
 
+    def peaked(self, peak_bytes: int) -> bool:
+        """Whether a peak resident size (the kernel's, at the child's end) was past the
+        limit, whatever the polls saw."""
+        return self.exceeded or peak_bytes > self.limit
+
     def describe(self) -> str:
         return f"grew more than {self.growth_limit_mb} MB beyond its parent (runaway memory)"

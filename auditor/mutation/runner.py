@@ -156,7 +156,13 @@ class RunnerPlugin:
         if ran in self.original_costs:
             child.allow(self.original_costs[ran])
         output, past = _read_until(read_end, child, timed_original)
-        wait_status, _ = self._reap(pid, read_end, stop=past is not None or child.memory.exceeded)
+        wait_status, usage = self._reap(
+            pid, read_end, stop=past is not None or child.memory.exceeded
+        )
+        if past is not None:
+            # The polls may have missed a child that outgrew its memory while it also
+            # ran past its time: its peak, from the kernel, tells which it was.
+            child.memory.exceeded = child.memory.peaked(usage.ru_maxrss * 1024)
         duration = time.monotonic() - forking
         verdict = _verdict(job.id, output, past, wait_status, duration)
         verdict["fork_seconds"] = round(fork_seconds, 6)
