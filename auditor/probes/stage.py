@@ -223,6 +223,8 @@ def run_probes(
             cache.keep_witness(searched[result.witness.mutant_id], result)
     cache.close()
     results += fresh
+    if not (interrupted or out_of_time):
+        results += _unanswered(to_probe, to_search, fresh)
     findings: list[ProbeFinding] = []
     for result in results:
         if isinstance(result, FunctionResult):
@@ -242,6 +244,39 @@ def run_probes(
         duration=round(time.perf_counter() - started, 3),
         interrupted=interrupted,
         stopped_by_budget=out_of_time,
+    )
+
+
+UNANSWERED = "the probe processes ended before answering (killed from outside, or out of memory)"
+
+
+def _unanswered(
+    to_probe: list[TargetSpec],
+    to_search: list[SurvivorSpec],
+    fresh: list[FunctionResult | WitnessResult],
+) -> list[FunctionResult | WitnessResult]:
+    """A result for each item no probe process answered: one that ended the process it
+    was given to and the one it was given to next (it is not tried a third time), or
+    one left when every replacement process had ended too. Not kept in the cache: the
+    next run tries it again."""
+    probed = {f"{r.probe.file}::{r.probe.function}" for r in fresh if isinstance(r, FunctionResult)}
+    searched = {r.witness.mutant_id for r in fresh if isinstance(r, WitnessResult)}
+    missing: list[FunctionResult | WitnessResult] = [
+        FunctionResult(probe=_ended_probe(spec)) for spec in to_probe if spec.key not in probed
+    ]
+    missing += [
+        WitnessResult(
+            witness=Witness(mutant_id=survivor.mutant_id, status="not probeable", reason=UNANSWERED)
+        )
+        for survivor in to_search
+        if survivor.mutant_id not in searched
+    ]
+    return missing
+
+
+def _ended_probe(spec: TargetSpec) -> FunctionProbe:
+    return FunctionProbe(
+        file=spec.file, function=spec.qualname, line=spec.line, status="failed", reason=UNANSWERED
     )
 
 

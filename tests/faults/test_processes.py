@@ -97,3 +97,61 @@ def test_a_child_killed_from_outside_costs_its_work_again_not_the_report(
         saw=line_of(out, "report:").replace(str(root), "<project>"),
         lost="nothing",
     )
+
+
+_ENDS_ITS_PROBER = '''\
+import os
+import signal
+
+
+def double(x: int) -> int:
+    return x * 2
+
+
+def ends_its_prober(x: int) -> int:
+    """Kills the probe process that calls it, whichever of its forks calls it."""
+    pid = os.getppid()
+    while pid > 1:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            if b"auditor.probes.child" in cmdline.read():
+                os.kill(pid, signal.SIGKILL)
+        with open(f"/proc/{pid}/stat") as stat:
+            pid = int(stat.read().rsplit(")", 1)[1].split()[1])
+    return x
+'''
+
+
+_TESTS_DOUBLE = """\
+from calc import double
+
+
+def test_double():
+    assert double(2) == 4
+"""
+
+
+def test_a_function_whose_probes_end_every_probe_process_is_reported_failed(tmp_path, fault):
+    root = one_module_project(
+        tmp_path / "calc",
+        "calc",
+        _ENDS_ITS_PROBER,
+        {"test_calc.py": _TESTS_DOUBLE},
+    )
+    with (root / "pyproject.toml").open("a") as pyproject:
+        pyproject.write('\n[tool.audit]\nprobe_allow = ["ends_its_prober"]\n')
+    # Our own project, run outside the OS sandbox: inside it, the kill does not reach.
+    result = run_audit("tests", "-q", "--sandbox", "none", "--json", "report.json", cwd=root)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((root / "report.json").read_text(encoding="utf-8"))
+    functions = {f["function"]: (f["status"], f["reason"]) for f in report["probes"]["functions"]}
+    assert functions["double"] == ("probed", "")
+    assert functions["ends_its_prober"][0] == "failed"
+    assert "probe processes ended" in functions["ends_its_prober"][1]
+    fault(
+        "processes",
+        "a function whose every call kills the probe process calling it",
+        did="gave it to a second process, then reported it failed, saying why",
+        exit_code=result.returncode,
+        saw=f"ends_its_prober: {functions['ends_its_prober'][1]}",
+        lost="that function's probes",
+    )
