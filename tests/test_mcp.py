@@ -158,6 +158,8 @@ def test_the_agents_loop_through_the_audit_tool_reruns_what_changed(tmp_path):
     that test and names the functions it calls."""
     root = tmp_path / "shop"
     copy_fixture("shop", root)
+    with (root / "pyproject.toml").open("a") as pyproject:
+        pyproject.write("probes = false\n")  # under [tool.audit]: this is about reuse
     _git(root, "init", "-q")
     _git(root, "-c", "user.email=a@b", "-c", "user.name=a", "add", "-A")
     _git(root, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "shop")
