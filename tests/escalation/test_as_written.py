@@ -119,7 +119,9 @@ ANSWER = {
 def hardened(tmp_path_factory):
     root = copy_fixture("shop", tmp_path_factory.mktemp("as-written") / "shop")
     answer = structured(*({"name": name, "code": code} for name, code in ANSWER.items()))
-    report = escalate(root, [Answer(answer, match="tests for `shop/inventory.py`")], "--apply")
+    report = escalate(
+        root, [Answer(answer, match="tests for `shop/inventory.py`")], "--apply", "--no-probes"
+    )
     return root, report["escalation"]
 
 

@@ -35,7 +35,7 @@ def candidates(tmp_path_factory):
         {"name": "test_an_empty_cart_costs_nothing", "code": EXACT},
         {"name": "test_a_cart_builds", "code": SMOKE},
     )
-    report = escalate(root, [Answer(answer, match="tests for `shop/cart.py`")])
+    report = escalate(root, [Answer(answer, match="tests for `shop/cart.py`")], "--no-probes")
     return {c["name"]: c for c in report["escalation"]["candidates"]}, report
 
 
