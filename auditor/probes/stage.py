@@ -215,13 +215,7 @@ def run_probes(
     fresh, interrupted, out_of_time = _run_child(
         run, (list(probed.values()), to_probe, expected), to_search, baseline.memory_growth_mb
     )
-    searched = {survivor.mutant_id: survivor for survivor in to_search}
-    for result in fresh:
-        if isinstance(result, FunctionResult):
-            cache.keep_probes(probed[f"{result.probe.file}::{result.probe.function}"], result)
-        else:
-            cache.keep_witness(searched[result.witness.mutant_id], result)
-    cache.close()
+    _keep(cache, probed, to_search, fresh)
     results += fresh
     if not (interrupted or out_of_time):
         results += _unanswered(to_probe, to_search, fresh)
@@ -245,6 +239,22 @@ def run_probes(
         interrupted=interrupted,
         stopped_by_budget=out_of_time,
     )
+
+
+def _keep(
+    cache: ProbeCache,
+    probed: dict[str, TargetSpec],
+    searched: list[SurvivorSpec],
+    fresh: list[FunctionResult | WitnessResult],
+) -> None:
+    """Keep what the probe processes answered for the next run, and close the cache."""
+    survivors = {survivor.mutant_id: survivor for survivor in searched}
+    for result in fresh:
+        if isinstance(result, FunctionResult):
+            cache.keep_probes(probed[f"{result.probe.file}::{result.probe.function}"], result)
+        else:
+            cache.keep_witness(survivors[result.witness.mutant_id], result)
+    cache.close()
 
 
 UNANSWERED = "the probe processes ended before answering (killed from outside, or out of memory)"
