@@ -251,10 +251,15 @@ def _keep(
     survivors = {survivor.mutant_id: survivor for survivor in searched}
     for result in fresh:
         if isinstance(result, FunctionResult):
-            cache.keep_probes(probed[f"{result.probe.file}::{result.probe.function}"], result)
+            cache.keep_probes(probed[_key(result)], result)
         else:
             cache.keep_witness(survivors[result.witness.mutant_id], result)
     cache.close()
+
+
+def _key(result: FunctionResult) -> str:
+    """The key of the function a result is about (`TargetSpec.key`)."""
+    return f"{result.probe.file}::{result.probe.function}"
 
 
 UNANSWERED = "the probe processes ended before answering (killed from outside, or out of memory)"
@@ -269,7 +274,7 @@ def _unanswered(
     was given to and the one it was given to next (it is not tried a third time), or
     one left when every replacement process had ended too. Not kept in the cache: the
     next run tries it again."""
-    probed = {f"{r.probe.file}::{r.probe.function}" for r in fresh if isinstance(r, FunctionResult)}
+    probed = {_key(result) for result in fresh if isinstance(result, FunctionResult)}
     searched = {r.witness.mutant_id for r in fresh if isinstance(r, WitnessResult)}
     missing: list[FunctionResult | WitnessResult] = [
         FunctionResult(probe=_ended_probe(spec)) for spec in to_probe if spec.key not in probed

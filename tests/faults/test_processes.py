@@ -150,7 +150,7 @@ def test_a_function_whose_probes_end_every_probe_process_is_reported_failed(tmp_
     fault(
         "processes",
         "a function whose every call kills the probe process calling it",
-        did="gave it to a second process, then reported it failed, saying why",
+        did="reported that function's probes failed, saying why; probed the other one",
         exit_code=result.returncode,
         saw=f"ends_its_prober: {functions['ends_its_prober'][1]}",
         lost="that function's probes",
