@@ -232,6 +232,8 @@ class Infections:
 
     inputs: int = 0
     """Inputs on which the mutant left another state where it is than the original."""
+    checked: int = 0
+    """Inputs traced on both versions (the time budget may stop it earlier)."""
 
 
 def _states(trial: Trial, survivor: SurvivorSpec, spec: ProbeSpec) -> list[object] | None:
@@ -260,13 +262,14 @@ def _infections(
         before.append(_states(trial, survivor, spec))
     mutant.apply(alive)
     deadline = time.monotonic() + spec.time_budget / 4
-    infected = 0
+    infected = checked = 0
     for trial, original in zip(trials, before, strict=False):  # before may stop early
         if time.monotonic() > deadline:
             break
         after = _states(trial, survivor, spec)
         infected += original is not None and after is not None and after != original
-    return Infections(inputs=infected)
+        checked += 1
+    return Infections(inputs=infected, checked=checked)
 
 
 def _name(trial: Trial, survivor: SurvivorSpec) -> str:
@@ -390,13 +393,41 @@ def witnesses_for_group(
             continue
         draft = wire.decode(Draft, text)
         if draft.index < 0 and evidence.reached and survivor.direct:
-            text, _ = run_forked(
-                lambda s=survivor, m=mutant, t=trials: _infections(s, m, alive, t, spec),
-                spec.time_budget,
+            evidence.infected, evidence.traced = _infection_check(
+                lambda t, s=survivor, m=mutant: _infections(s, m, alive, t, spec),
+                trials,
+                spec,
+                run_forked,
             )
-            evidence.infected = wire.decode(Infections, text).inputs if text else 0
         found.append(_finish(survivor, trials, draft, spec, evidence))
     return WitnessBatch(witnesses=found, inputs=new_inputs)
+
+
+INFECTION_CHUNK = 100
+"""Inputs the infection check traces at a time. Tracing both versions is most of the
+cost of a search that told nothing apart; once the first inputs have decided (no change
+made on any, or on `ENOUGH_INPUTS`) the rest would not change the status."""
+
+
+def _infection_check(
+    check: Callable[[list[Trial]], Infections],
+    trials: list[Trial],
+    spec: ProbeSpec,
+    run_forked: Callable[[Callable[[], object], float], tuple[str | None, str]],
+) -> tuple[int, int]:
+    """Inputs on which the mutant changed the state where it is, and inputs traced: a
+    chunk at a time, each in a grandchild of its own (the mutant cannot be taken back)."""
+    infected = traced = 0
+    for start in range(0, len(trials), INFECTION_CHUNK):
+        if start and not 0 < infected < ENOUGH_INPUTS:
+            break
+        chunk = trials[start : start + INFECTION_CHUNK]
+        text, _ = run_forked(lambda chunk=chunk: check(chunk), spec.time_budget)
+        if text is None:
+            break
+        result = wire.decode(Infections, text)
+        infected, traced = infected + result.inputs, traced + result.checked
+    return infected, traced
 
 
 def _not_probeable(survivor: SurvivorSpec, reason: str) -> Witness:
@@ -413,6 +444,8 @@ class Evidence:
     """Inputs on which the mutant changed the state where it is: its frame's locals,
     `self`'s attributes, the next line run or the value returned (checked only for a
     survivor searched through its own function, which reached it)."""
+    traced: int = 0
+    """Inputs the infection check traced on both versions."""
 
 
 ENOUGH_INPUTS = 10
@@ -436,16 +469,18 @@ def _unshown(survivor: SurvivorSpec, draft: Draft, evidence: Evidence) -> Witnes
         reason = f"only {tried} inputs could be tried"
     elif evidence.infected < ENOUGH_INPUTS:
         reason = (
-            f"{tried} inputs ran the mutated line; on {evidence.infected} did it change the "
-            "state there and both versions return: too few to call it equivalent"
+            f"{tried} inputs ran the mutated line; on {evidence.infected} of the "
+            f"{evidence.traced} traced did it change the state there and both versions "
+            "return: too few to call it equivalent"
         )
     else:
         return Witness(
             mutant_id=survivor.mutant_id,
             status="likely_equivalent",
             examples=tried,
-            reason=f"on {evidence.infected} of {tried} inputs the mutant changed the state "
-            "where it is, and no call showed a difference",
+            reason=f"on {evidence.infected} of the {evidence.traced} inputs traced (of "
+            f"{tried} tried) the mutant changed the state where it is, and no call showed "
+            "a difference",
         )
     return Witness(mutant_id=survivor.mutant_id, status="not_shown", examples=tried, reason=reason)
 

@@ -1,0 +1,46 @@
+"""The infection check traces a hundred inputs at a time, each hundred in a forked child
+of its own, and stops once the first have decided a survivor's status."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from auditor.probes.child import _run_forked
+from auditor.probes.witness import ENOUGH_INPUTS, Infections, Trial, _infection_check
+from tests.probes.test_witness_inputs import _spec
+
+
+def _changing(per_hundred: int) -> Callable[[list[Trial]], Infections]:
+    """A check on which the mutant changes the state on `per_hundred` of every 100."""
+
+    def check(chunk: list[Trial]) -> Infections:
+        return Infections(inputs=per_hundred * len(chunk) // 100, checked=len(chunk))
+
+    return check
+
+
+def _trials(count: int) -> list[Trial]:
+    return [Trial(subject=None, example={"n": n}, outcome=None) for n in range(count)]  # type: ignore[arg-type]
+
+
+def test_no_change_on_the_first_hundred_inputs_ends_the_check():
+    assert _infection_check(_changing(0), _trials(250), _spec(), _run_forked) == (0, 100)
+
+
+def test_enough_changes_on_the_first_hundred_inputs_end_the_check():
+    infected, traced = _infection_check(_changing(40), _trials(250), _spec(), _run_forked)
+    assert (infected, traced) == (40, 100)
+    assert infected >= ENOUGH_INPUTS
+
+
+def test_too_few_changes_to_decide_trace_every_input():
+    assert _infection_check(_changing(3), _trials(250), _spec(), _run_forked) == (7, 250)
+
+
+def test_a_check_whose_child_ends_without_an_answer_keeps_what_came_before():
+    def dies_after_the_first(chunk: list[Trial]) -> Infections:
+        if chunk[0].example["n"] >= 100:
+            raise SystemExit(3)
+        return Infections(inputs=4, checked=len(chunk))
+
+    assert _infection_check(dies_after_the_first, _trials(250), _spec(), _run_forked) == (4, 100)
