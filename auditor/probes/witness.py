@@ -251,17 +251,18 @@ def _infections(
     alive: FunctionIndex,
     trials: list[Trial],
     spec: ProbeSpec,
+    seconds: float,
 ) -> Infections:
     """Runs in a grandchild: the state at the mutated lines on each input, on the original
-    and then on the mutant; a quarter of the time budget for each."""
-    deadline = time.monotonic() + spec.time_budget / 4
+    and then on the mutant; `seconds` for each."""
+    deadline = time.monotonic() + seconds
     before = []
     for trial in trials:
         if time.monotonic() > deadline:
             break
         before.append(_states(trial, survivor, spec))
     mutant.apply(alive)
-    deadline = time.monotonic() + spec.time_budget / 4
+    deadline = time.monotonic() + seconds
     infected = checked = 0
     for trial, original in zip(trials, before, strict=False):  # before may stop early
         if time.monotonic() > deadline:
@@ -394,7 +395,7 @@ def witnesses_for_group(
         draft = wire.decode(Draft, text)
         if draft.index < 0 and evidence.reached and survivor.direct:
             evidence.infected, evidence.traced = _infection_check(
-                lambda t, s=survivor, m=mutant: _infections(s, m, alive, t, spec),
+                lambda t, seconds, s=survivor, m=mutant: _infections(s, m, alive, t, spec, seconds),
                 trials,
                 spec,
                 run_forked,
@@ -410,24 +411,33 @@ made on any, or on `ENOUGH_INPUTS`) the rest would not change the status."""
 
 
 def _infection_check(
-    check: Callable[[list[Trial]], Infections],
+    check: Callable[[list[Trial], float], Infections],
     trials: list[Trial],
     spec: ProbeSpec,
     run_forked: Callable[[Callable[[], object], float], tuple[str | None, str]],
 ) -> tuple[int, int]:
     """Inputs on which the mutant changed the state where it is, and inputs traced: a
-    chunk at a time, each in a grandchild of its own (the mutant cannot be taken back)."""
+    chunk at a time, each in a grandchild of its own (the mutant cannot be taken back),
+    within half the time budget in all, half of what is left for each version."""
+    deadline = time.monotonic() + spec.time_budget / 2
     infected = traced = 0
     for start in range(0, len(trials), INFECTION_CHUNK):
-        if start and not 0 < infected < ENOUGH_INPUTS:
+        left = deadline - time.monotonic()
+        if (start and _decided(infected)) or left <= 0:
             break
         chunk = trials[start : start + INFECTION_CHUNK]
-        text, _ = run_forked(lambda chunk=chunk: check(chunk), spec.time_budget)
+        text, _ = run_forked(lambda chunk=chunk, left=left: check(chunk, left / 2), left)
         if text is None:
             break
         result = wire.decode(Infections, text)
         infected, traced = infected + result.inputs, traced + result.checked
     return infected, traced
+
+
+def _decided(infected: int) -> bool:
+    """Whether the inputs traced so far settle the status: no change made on any, or on
+    enough to call the mutant likely equivalent."""
+    return infected == 0 or infected >= ENOUGH_INPUTS
 
 
 def _not_probeable(survivor: SurvivorSpec, reason: str) -> Witness:
