@@ -72,7 +72,6 @@ PROBE_SPEC = ProbeSpec(
     targets=[target_spec("pkg/m.py::f", "/p/pkg/m.py", "pkg.m")],
     survivors=[SurvivorSpec(job=JOB, description="1 -> 2", targets=["pkg/m.py::f"])],
     items=[("search", "/p/pkg/m.py::pkg/m.py::f#0"), ("probe", "pkg/m.py::f")],
-    witness_inputs={"pkg/m.py::f": 100},
 )
 FUNCTION_RESULT = FunctionResult(
     probe=FunctionProbe(file="pkg/m.py", function="f", line=1, status="probed"),
