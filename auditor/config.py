@@ -364,8 +364,7 @@ class AuditConfig(_Strict):
     probe_examples: Annotated[int, Flag("--probe-examples", "Inputs per probe.", metavar="N")] = (
         Field(default=100, ge=1)
     )
-    """Inputs per probe search; for the witness searches a function generates as many, a
-    third more for each survivor beyond three that goes through it, three times at most."""
+    """Inputs per probe search; a witness search replays three times as many per function."""
     probe_time_budget: Duration = Field(default=10.0, gt=0)
     """Seconds for all probes of one function, or one survivor's witness search."""
     probe_allow: list[str] = Field(default_factory=list)

@@ -26,8 +26,7 @@ from auditor.probes.protocol import FunctionResult, SurvivorSpec, TargetSpec, Wi
 
 class ProbeCache:
     """`targets`: every probeable function, by key. A witness search depends on the
-    functions it searches through as well (the inputs they are probed with, and how
-    many each generates: `inputs`)."""
+    functions it searches through as well (the inputs they are probed with)."""
 
     def __init__(
         self,
@@ -36,7 +35,6 @@ class ProbeCache:
         source_files: Iterable[Path],
         settings: object,
         targets: Mapping[str, TargetSpec],
-        inputs: Mapping[str, int],
     ) -> None:
         digest = hashlib.sha256()
         for part in (__version__, _hypothesis_version(), json.dumps(settings, sort_keys=True)):
@@ -47,13 +45,10 @@ class ProbeCache:
         self._salt = digest.hexdigest()
         self._cache = cache
         self._targets = targets
-        self._inputs = inputs
 
     def _key(self, kind: str, spec: TargetSpec | SurvivorSpec) -> str:
         if isinstance(spec, SurvivorSpec):
-            searched = [
-                [_target_content(self._targets[key]), self._inputs.get(key)] for key in spec.targets
-            ]
+            searched = [_target_content(self._targets[key]) for key in spec.targets]
             content = json.dumps([spec.content(), searched])
         else:
             content = json.dumps(_target_content(spec))

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Literal
 
 from auditor.mutation.protocol import Job
@@ -86,22 +84,6 @@ def search_items(survivors: list[SurvivorSpec]) -> dict[str, list[SurvivorSpec]]
     return items
 
 
-def witness_inputs(survivors: list[SurvivorSpec], examples: int) -> dict[str, int]:
-    """How many inputs each function generates for the witness searches, by key: a third
-    of `examples` for each survivor searched through it (a survivor searched through
-    several functions counts its share to each), `examples` at least and three times as
-    many at most. Generating is most of a search's cost, and most witnesses are found in
-    the first hundred inputs; a function many survivors share earns more."""
-    demand: defaultdict[str, Fraction] = defaultdict(Fraction)
-    for survivor in survivors:
-        for key in survivor.targets:
-            demand[key] += Fraction(1, len(survivor.targets))
-    return {
-        key: min(3 * examples, max(examples, round(examples * share / 3)))
-        for key, share in sorted(demand.items())
-    }
-
-
 @dataclass
 class ProbeSpec:
     root: str
@@ -115,7 +97,6 @@ class ProbeSpec:
     results_file: str
     max_examples: int
     witness_examples: int
-    """Inputs a survivor's search replays at most, over all the functions it goes through."""
     time_budget: float
     call_timeout: float
     expected_exceptions: list[str]
@@ -125,12 +106,6 @@ class ProbeSpec:
     items: list[tuple[Literal["probe", "search"], str]]
     """The work audit may hand out: a target's probes (by key), or the witness searches
     of a group of survivors (`search_items`). Every probe process gets them all."""
-    witness_inputs: dict[str, int] = field(default_factory=dict)
-    """Inputs each function generates for the witness searches (`witness_inputs`); one
-    left out generates `witness_examples`."""
-
-    def inputs_of(self, key: str) -> int:
-        return self.witness_inputs.get(key, self.witness_examples)
 
 
 @dataclass

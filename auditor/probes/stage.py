@@ -35,7 +35,6 @@ from auditor.probes.protocol import (
     TargetSpec,
     WitnessResult,
     search_items,
-    witness_inputs,
 )
 from auditor.probes.targets import Target, expected_exceptions, find_targets
 from auditor.report import (
@@ -196,8 +195,7 @@ def run_probes(
         _survivors(baseline, mutation, survivors or {}, probed) if mutation else ([], [])
     )
     expected = sorted(expected_exceptions(list(project.test_files)))
-    inputs = witness_inputs(to_witness, config.probe_examples)
-    cache = _cache(run, expected, probed, inputs)
+    cache = _cache(run, expected, probed)
     results: list[FunctionResult | WitnessResult] = []
     to_probe, to_search = [], []
     for spec in probed.values():
@@ -215,10 +213,7 @@ def run_probes(
         else:
             results.append(found)
     fresh, interrupted, out_of_time = _run_child(
-        run,
-        (list(probed.values()), to_probe, expected),
-        (to_search, inputs),
-        baseline.memory_growth_mb,
+        run, (list(probed.values()), to_probe, expected), to_search, baseline.memory_growth_mb
     )
     _keep(cache, probed, to_search, fresh)
     results += fresh
@@ -339,12 +334,7 @@ def probe_growth_limit_mb(baseline_growth_mb: float, memory_limit_mb: int) -> in
     return min(memory_limit_mb, wanted)
 
 
-def _cache(
-    run: RunContext,
-    expected: list[str],
-    targets: Mapping[str, TargetSpec],
-    inputs: Mapping[str, int],
-) -> ProbeCache:
+def _cache(run: RunContext, expected: list[str], targets: Mapping[str, TargetSpec]) -> ProbeCache:
     project, config = run.project, run.config
     settings = {
         "examples": config.probe_examples,
@@ -357,23 +347,20 @@ def _cache(
         project.source_files,
         settings,
         targets,
-        inputs,
     )
 
 
 def _run_child(
     run: RunContext,
     functions: tuple[list[TargetSpec], list[TargetSpec], list[str]],
-    searches: tuple[list[SurvivorSpec], dict[str, int]],
+    survivors: list[SurvivorSpec],
     baseline_growth_mb: float,
 ) -> tuple[list[FunctionResult | WitnessResult], bool, bool]:
     """Start one probe process per share of the work, all under the sandbox. `functions`:
     every probeable function (a witness search may call any), those to probe, and the
-    exceptions the tests expect; `searches`: the survivors to search, and the inputs
-    each function generates for them. Returns the results, whether Ctrl-C stopped them
-    and whether the time budget did."""
+    exceptions the tests expect. Returns the results, whether Ctrl-C stopped them and
+    whether the time budget did."""
     targets, to_probe, expected = functions
-    survivors = searches[0]
     total = len(to_probe) + len(survivors)
     if not total:
         return [], False, False
@@ -391,7 +378,7 @@ def _run_child(
                 baseline_growth_mb,
                 targets=targets,
                 expected=expected,
-                searches=searches,
+                survivors=survivors,
                 items=items,
             )
             running.append((_start(run, home, spec), home))
@@ -431,7 +418,7 @@ def _spec(
     *,
     targets: list[TargetSpec],
     expected: list[str],
-    searches: tuple[list[SurvivorSpec], dict[str, int]],
+    survivors: list[SurvivorSpec],
     items: list[WorkItem],
 ) -> ProbeSpec:
     """A probe process's spec, in its own folder, with its limits."""
@@ -454,9 +441,8 @@ def _spec(
         call_timeout=min(0.5, config.probe_time_budget / 4),
         expected_exceptions=expected,
         targets=targets,
-        survivors=searches[0],
+        survivors=survivors,
         items=items,
-        witness_inputs=searches[1],
     )
 
 

@@ -74,11 +74,11 @@ class Inputs:
     """Why the trial run ended without them (its time budget, a crash): it would again,
     so later groups of the process leave the function out rather than try it again."""
 
-    def examples(self, subject: Subject, count: int) -> list[Example]:
+    def examples(self, subject: Subject, spec: ProbeSpec) -> list[Example]:
         unpickled = _unpickled(self.pickled)
         if unpickled is not None:
             return unpickled
-        generated = examples_for(subject, count)
+        generated = examples_for(subject, spec.witness_examples)
         return [generated[place] for place in self.usable if place < len(generated)]
 
 
@@ -90,9 +90,9 @@ class WitnessBatch:
     next group that searches through the same function."""
 
 
-def _tried_inputs(subject: Subject, spec: ProbeSpec, count: int) -> Inputs:
-    """Runs in a grandchild: generate `count` inputs and call the function on them."""
-    examples = examples_for(subject, count)
+def _tried_inputs(subject: Subject, spec: ProbeSpec) -> Inputs:
+    """Runs in a grandchild: generate the inputs and call the function on them."""
+    examples = examples_for(subject, spec.witness_examples)
     try:
         each = [_pickled(example) for example in examples]
     except Exception:  # an input holding a lambda, a lock, a generator...
@@ -156,15 +156,20 @@ def examples_for(subject: Subject, count: int) -> list[Example]:
     return found
 
 
-def trials_for(subject: Subject, spec: ProbeSpec, examples: list[Example]) -> list[Trial]:
-    """The inputs and the original's outcome on each, for those on which the original
-    behaves as a test can check, and quickly: it returns or raises within a tenth of the
-    call timeout (so that a mutant's hang takes ten times the original's time, not load,
-    and every replay stays cheap), and not for running out of memory (whether memory or
-    time runs out first is the machine's doing, not the code's: a mutant's other one is
-    no witness). A function that runs slow gets fewer (half its time budget at most)."""
+def trials_for(
+    subject: Subject, spec: ProbeSpec, examples: list[Example] | None = None
+) -> list[Trial]:
+    """The inputs (generated unless given) and the original's outcome on each, for those
+    on which the original behaves as a test can check, and quickly: it returns or raises
+    within a tenth of the call timeout (so that a mutant's hang takes ten times the
+    original's time, not load, and every replay stays cheap), and not for running out of
+    memory (whether memory or time runs out first is the machine's doing, not the
+    code's: a mutant's other one is no witness). A function that runs slow gets fewer
+    (half its time budget at most)."""
     trials: list[Trial] = []
     deadline = time.monotonic() + spec.time_budget / 2
+    if examples is None:
+        examples = examples_for(subject, spec.witness_examples)
     for example in examples:
         if time.monotonic() > deadline:
             break
@@ -351,14 +356,13 @@ def witnesses_for_group(
         inputs = generated.get(key)
         if inputs is None:
             text, why = run_forked(
-                lambda key=key: _tried_inputs(subjects[key], spec, spec.inputs_of(key)),
-                spec.time_budget,
+                lambda key=key: _tried_inputs(subjects[key], spec), spec.time_budget
             )
             inputs = wire.decode(Inputs, text) if text else Inputs(failed=why or "no inputs")
             new_inputs[key] = inputs
         if inputs.failed:
             continue
-        examples = inputs.examples(subjects[key], spec.inputs_of(key))
+        examples = inputs.examples(subjects[key], spec)
         with watching(ran[key]):
             trials_by_key[key] = trials_for(subjects[key], spec, examples[:share])
     sources = MutantSources()  # the group's file, read once

@@ -15,10 +15,10 @@ from tests.conftest import target_spec
 KEY = "shop.py::price"
 
 
-def _cache(root, observed: list, inputs: int = 300) -> ProbeCache:
+def _cache(root, observed: list) -> ProbeCache:
     (root / "shop.py").write_text("def price(n):\n    return n * 2\n", encoding="utf-8")
     target = dataclasses.replace(target_spec(KEY, str(root / "shop.py"), "shop"), observed=observed)
-    return ProbeCache(ResultCache(root), root, [root / "shop.py"], {}, {KEY: target}, {KEY: inputs})
+    return ProbeCache(ResultCache(root), root, [root / "shop.py"], {}, {KEY: target})
 
 
 def _survivor(root) -> SurvivorSpec:
@@ -48,22 +48,13 @@ def test_a_witness_is_searched_again_when_its_function_is_probed_with_other_inpu
     assert cache.witness(_survivor(tmp_path)) is None
 
 
-def test_a_witness_is_searched_again_when_its_function_generates_another_number_of_inputs(
-    tmp_path,
-):
-    # Fewer survivors now go through the function, which generates fewer inputs.
-    _kept(tmp_path)
-    cache = _cache(tmp_path, observed=[{"n": ("1", "int")}], inputs=100)
-    assert cache.witness(_survivor(tmp_path)) is None
-
-
 def test_code_outside_the_project_root_can_be_kept(tmp_path):
     """`--src ../calc.py` from inside the tests: the code lies beside the root."""
     root, code = tmp_path / "tests", tmp_path / "shop.py"
     root.mkdir()
     code.write_text("def price(n):\n    return n * 2\n", encoding="utf-8")
     target = target_spec(KEY, str(code), "shop")
-    cache = ProbeCache(ResultCache(root), root, [code], {}, {KEY: target}, {KEY: 300})
+    cache = ProbeCache(ResultCache(root), root, [code], {}, {KEY: target})
     witness = WitnessResult(witness=Witness(mutant_id="m", status="found", input="price(1)"))
     cache.keep_witness(_survivor(tmp_path), witness)
     assert cache.witness(_survivor(tmp_path)) == witness

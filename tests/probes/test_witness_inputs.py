@@ -107,7 +107,7 @@ def _spec(examples: int = 40, call_timeout: float = 0.5) -> ProbeSpec:
 def test_the_inputs_handed_back_are_the_ones_generation_gives(module):
     subject = _subject(module, "scale")
     handed_back = _unpickled(
-        wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec(), 40))).pickled
+        wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec()))).pickled
     )
     assert handed_back is not None
     assert handed_back == examples_for(subject, 40)
@@ -116,9 +116,9 @@ def test_the_inputs_handed_back_are_the_ones_generation_gives(module):
 
 def test_trials_on_handed_back_inputs_equal_trials_on_fresh_ones(module):
     subject = _subject(module, "scale")
-    handed_back = _unpickled(_tried_inputs(subject, _spec(), 40).pickled)
+    handed_back = _unpickled(_tried_inputs(subject, _spec()).pickled)
     again = trials_for(subject, _spec(), handed_back)
-    fresh = trials_for(subject, _spec(), examples_for(subject, 40))
+    fresh = trials_for(subject, _spec())
     assert [(t.example, t.outcome.value) for t in again] == [
         (t.example, t.outcome.value) for t in fresh
     ]
@@ -152,16 +152,16 @@ def test_unpicklable_inputs_generated_again_leave_out_those_the_original_hangs_o
     subject = _subject(module, "settle_holding")
     numbers = st.builds(lambda n: {"n": n, "lock": threading.Lock()}, st.integers())
     monkeypatch.setattr(subject, "strategy", numbers)
-    inputs = _tried_inputs(subject, _spec(call_timeout=0.02), 40)
+    inputs = _tried_inputs(subject, _spec(call_timeout=0.02))
     generated = examples_for(subject, 40)
-    again = inputs.examples(subject, 40)
+    again = inputs.examples(subject, _spec())
     assert [e["n"] for e in again] == [e["n"] for e in generated if e["n"] <= 100]
     assert len(again) < len(generated)
 
 
 def test_the_inputs_handed_back_leave_out_those_the_original_hangs_on(module):
     subject = _subject(module, "settle")
-    handed_back = _unpickled(_tried_inputs(subject, _spec(call_timeout=0.02), 40).pickled)
+    handed_back = _unpickled(_tried_inputs(subject, _spec(call_timeout=0.02)).pickled)
     generated = examples_for(subject, 40)
     assert handed_back == [example for example in generated if example["n"] <= 100]
     assert len(handed_back) < len(generated)
@@ -173,9 +173,9 @@ def test_inputs_that_cannot_be_pickled_are_generated_again_and_only_the_usable_k
     subject = _subject(module, "holds")
     locks = st.builds(lambda: {"lock": threading.Lock()})
     monkeypatch.setattr(subject, "strategy", locks)
-    inputs = wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec(5), 5)))
+    inputs = wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec(5))))
     assert inputs.pickled == ""
-    again = inputs.examples(subject, 5)
+    again = inputs.examples(subject, _spec(5))
     assert len(again) >= 1
     assert {type(example["lock"]) for example in again} == {type(threading.Lock())}
 
@@ -240,7 +240,7 @@ def test_dict_views_drawn_for_an_iterable_are_handed_back_too(module, monkeypatc
     subject = _subject(module, "scale")
     drawn = {"values": {"a": 1, "b": 2}.values(), "keys": {3: 0}.keys(), "items": {4: 5}.items()}
     monkeypatch.setattr(subject, "strategy", st.just(drawn))
-    handed_back = _unpickled(_tried_inputs(subject, _spec(5), 5).pickled)
+    handed_back = _unpickled(_tried_inputs(subject, _spec(5)).pickled)
     assert handed_back is not None
     (example,) = handed_back
     assert {name: (type(view), list(view)) for name, view in example.items()} == {
