@@ -237,7 +237,7 @@ class Infections:
 
     inputs: int = 0
     """Inputs on which the mutant left another state where it is than the original."""
-    checked: int = 0
+    traced: int = 0
     """Inputs traced on both versions (the time budget may stop it earlier)."""
 
 
@@ -268,14 +268,14 @@ def _infections(
         before.append(_states(trial, survivor, spec))
     mutant.apply(alive)
     deadline = time.monotonic() + seconds
-    infected = checked = 0
+    infected = traced = 0
     for trial, original in zip(trials, before, strict=False):  # before may stop early
         if time.monotonic() > deadline:
             break
         after = _states(trial, survivor, spec)
         infected += original is not None and after is not None and after != original
-        checked += 1
-    return Infections(inputs=infected, checked=checked)
+        traced += 1
+    return Infections(inputs=infected, traced=traced)
 
 
 def _name(trial: Trial, survivor: SurvivorSpec) -> str:
@@ -434,7 +434,7 @@ def _infection_check(
         if text is None:
             break
         result = wire.decode(Infections, text)
-        infected, traced = infected + result.inputs, traced + result.checked
+        infected, traced = infected + result.inputs, traced + result.traced
     return infected, traced
 
 

@@ -16,7 +16,7 @@ def _changing(per_hundred: int) -> Callable[[list[Trial], float], Infections]:
     """A check on which the mutant changes the state on `per_hundred` of every 100."""
 
     def check(chunk: list[Trial], seconds: float) -> Infections:
-        return Infections(inputs=per_hundred * len(chunk) // 100, checked=len(chunk))
+        return Infections(inputs=per_hundred * len(chunk) // 100, traced=len(chunk))
 
     return check
 
@@ -43,7 +43,7 @@ def test_a_check_whose_child_ends_without_an_answer_keeps_what_came_before():
     def dies_after_the_first(chunk: list[Trial], seconds: float) -> Infections:
         if chunk[0].example["n"] >= 100:
             raise SystemExit(3)
-        return Infections(inputs=4, checked=len(chunk))
+        return Infections(inputs=4, traced=len(chunk))
 
     assert _infection_check(dies_after_the_first, _trials(250), _spec(), _run_forked) == (4, 100)
 
@@ -57,7 +57,7 @@ def test_the_chunks_share_half_the_time_budget_a_quarter_for_each_version(monkey
     def spends_it_all(chunk: list[Trial], seconds: float) -> Infections:
         given.append(seconds)
         now[0] += 2 * seconds
-        return Infections(inputs=3, checked=len(chunk))
+        return Infections(inputs=3, traced=len(chunk))
 
     def in_process(work: Callable[[], object], budget: float) -> tuple[str | None, str]:
         return wire.encode(work()), ""
