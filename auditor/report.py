@@ -481,6 +481,11 @@ class TypeCheckSummary(_Model):
     cached: int = 0
     """Mutants whose verdict was ready: checked while the baseline ran, on the core it
     leaves idle (`mutation.early_sites`), or by an earlier run on the same sources."""
+    saved: float | None = None
+    """Estimated seconds of wall time the rejected mutants would have taken to run: each
+    as long as the killed mutants of its function took on average (of its file, of the
+    run, where none was killed there), over the workers. None when no mutant was rejected
+    or none was killed. Against `duration`, whether the check paid on this run."""
 
 
 class MutationSection(_Model):

@@ -52,9 +52,10 @@ def _render_mutation(report: Report, console: Console) -> None:
     checked = mutation.type_check
     if checked is not None:
         early = f", {checked.cached} checked ahead" if checked.cached else ""
+        saved = f", ~{checked.saved:g}s of runs saved" if checked.saved is not None else ""
         details.append(
             f"{checked.checker} rejected {checked.rejected} of {checked.checked} "
-            f"function mutants in {checked.duration:g}s{early}: they never ran"
+            f"function mutants in {checked.duration:g}s{early}{saved}: they never ran"
         )
     console.print(
         f"mutation: {len(mutation.mutants)} mutants in {mutation.duration:g}s "

@@ -4,13 +4,14 @@ scope, the engine's overhead per mutant, and the physical floor it is measured b
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections import defaultdict
+from collections.abc import Mapping, Set
 
 from auditor.config import AuditConfig
 from auditor.mutation import selection
 from auditor.mutation.plan import PlannedMutant
 from auditor.mutation.protocol import JobResult
-from auditor.report import Estimate
+from auditor.report import Estimate, Mutant
 
 
 def estimate(
@@ -82,3 +83,25 @@ def physical_floor(
             tests_time = sum(test_seconds.get(test, 0.0) for test in tests[: result.ran])
         total += tests_time + result.fork_seconds
     return round(total / jobs, 3)
+
+
+def type_check_saving(mutants: list[Mutant], rejected: Set[str], jobs: int) -> float | None:
+    """Estimated wall seconds the rejected mutants would have taken to run. A mutant the
+    type checker rejects mostly crashes the first test that calls it, as a killed mutant
+    ends: each counts as the mean time of the killed mutants of its function, of its
+    file where none of those was killed, of the whole run where none of the file was."""
+    killed = [m for m in mutants if m.status == "Killed"]
+    if not rejected or not killed:
+        return None
+    by_function: dict[tuple[str, str], list[float]] = defaultdict(list)
+    by_file: dict[str, list[float]] = defaultdict(list)
+    for mutant in killed:
+        by_function[mutant.file, mutant.function].append(mutant.duration)
+        by_file[mutant.file].append(mutant.duration)
+    overall = statistics.fmean(mutant.duration for mutant in killed)
+    seconds = 0.0
+    for mutant in mutants:
+        if mutant.id in rejected:
+            times = by_function.get((mutant.file, mutant.function)) or by_file.get(mutant.file)
+            seconds += statistics.fmean(times) if times else overall
+    return round(seconds / jobs, 3)

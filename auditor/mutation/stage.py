@@ -19,14 +19,14 @@ from auditor.mutation import extension, known, scoring, selection
 from auditor.mutation.cache import ResultCache
 from auditor.mutation.copies import run_on_copies
 from auditor.mutation.distributed import DaskPool
-from auditor.mutation.estimates import estimate, overheads, physical_floor
+from auditor.mutation.estimates import estimate, overheads, physical_floor, type_check_saving
 from auditor.mutation.executor import RunnerPool
 from auditor.mutation.jobs import job_for
 from auditor.mutation.plan import PlannedMutant, Planner, TimeoutPolicy, plan, planner_for
 from auditor.mutation.protocol import Job, JobResult
 from auditor.mutation.ran_code import RanCode
 from auditor.mutation.test_ids import CaseNames
-from auditor.mutation.type_check import reject_ill_typed
+from auditor.mutation.type_check import reject_ill_typed, rejected_by
 from auditor.mutation.verdicts import to_report
 from auditor.mutation.verify import verify_sample
 from auditor.mutation.workers import mutation_pool
@@ -404,10 +404,21 @@ def _scored(
         stopped_by_budget=stopped_by_budget and not timing.interrupted,
         interrupted=timing.interrupted,
         data_tables=scoped.data_tables,
-        type_check=scoped.type_check,
+        type_check=_type_check_paid(scoped.type_check, mutants, timing.jobs),
         expired_acceptances=expired,
     )
     return MutationRun(section, _survivor_jobs(run, scoped, mutants))
+
+
+def _type_check_paid(
+    summary: TypeCheckSummary | None, mutants: list[Mutant], jobs: int
+) -> TypeCheckSummary | None:
+    """The type check's summary with what running its rejected mutants would have cost."""
+    if summary is None:
+        return None
+    reason = rejected_by(summary.checker)
+    rejected = {m.id for m in mutants if m.status_reason.startswith(reason)}
+    return summary.model_copy(update={"saved": type_check_saving(mutants, rejected, jobs)})
 
 
 def _verification(

@@ -237,7 +237,7 @@ def reject_ill_typed(
         if reason:
             mutant.status = "CompileError"
             mutant.path = "none"
-            mutant.status_reason = f"rejected by {checker}: {reason}"
+            mutant.status_reason = f"{rejected_by(checker)}{reason}"
             rejected += 1
     return TypeCheckSummary(
         checker=checker,
@@ -246,6 +246,11 @@ def reject_ill_typed(
         duration=round(time.perf_counter() - started, 3),
         cached=checked - min(fresh, checked),
     )
+
+
+def rejected_by(checker: str) -> str:
+    """How the status reason of a mutant the checker rejected begins."""
+    return f"rejected by {checker}: "
 
 
 def _skipped(mutant: Checkable, starts: list[int]) -> bool:

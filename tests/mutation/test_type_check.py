@@ -70,6 +70,14 @@ def test_mutants_mypy_rejects_never_run(audited_with):
     assert all(m.function for m in rejected)  # function bodies only
 
 
+def test_the_summary_estimates_what_running_the_rejected_mutants_would_have_cost(audited_with):
+    _, report = audited_with("mypy")
+    killed = [m.duration for m in report.mutation.mutants if m.status == "Killed"]
+    saved = report.mutation.type_check.saved
+    rejected = report.mutation.type_check.rejected
+    assert 0 < saved <= rejected * max(killed) / report.mutation.jobs
+
+
 @pytest.mark.parametrize("checker", ["mypy", "ty", "pyright"])
 def test_a_rejected_mutant_fails_the_checker_in_place_and_an_accepted_one_does_not(
     audited_with, checker

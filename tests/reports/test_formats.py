@@ -214,3 +214,22 @@ def test_the_json_stores_each_set_of_covering_tests_once(report, tmp_path):
     assert len(written["coverage_sets"]) == len(distinct)
     assert all("covered_by" not in m for m in written["mutants"])
     assert Report.read(path).mutation.mutants == report.mutation.mutants
+
+
+def test_terminal_and_html_say_what_the_type_check_saved(report):
+    from rich.console import Console
+
+    from auditor.report import TypeCheckSummary
+    from reports import html, terminal
+
+    edited = report.model_copy(deep=True)
+    edited.mutation.type_check = TypeCheckSummary(
+        checker="mypy", checked=30, rejected=12, duration=0.5, cached=30, saved=2.5
+    )
+    console = Console(record=True, width=400)
+    terminal.render(edited, console)
+    assert (
+        "mypy rejected 12 of 30 function mutants in 0.5s, 30 checked ahead, ~2.5s of runs saved"
+        in console.export_text()
+    )
+    assert "running them would have taken about 2.5s" in html.render(edited)
