@@ -138,15 +138,33 @@ def needs(part: str) -> None:
     pytest.skip(f"no {part} here: {why}")
 
 
+_fast_tier_test: str | None = None
+"""The node id of the test running now when it is in the fast tier (not marked slow)."""
+
+_SHARED_AUDITS = frozenset({"fixture_runs"})
+"""Fixtures that hand out whole audits: a fast-tier test that asks for one fails, whether
+or not an earlier test already paid for them."""
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """`@pytest.mark.needs("os-sandbox")`: see `needs`."""
+    """`@pytest.mark.needs("os-sandbox")`: see `needs`. And the fast tier's guard, set
+    before any fixture: a module or session fixture that runs an audit for a fast-tier
+    test fails it as the test itself would."""
+    global _fast_tier_test
+    slow = item.get_closest_marker("slow") is not None
+    _fast_tier_test = None if slow else item.nodeid
+    asked = _SHARED_AUDITS.intersection(getattr(item, "fixturenames", ()))
+    if not slow and asked:
+        pytest.fail(f"{item.nodeid} uses {', '.join(sorted(asked))}, whole audits: mark it slow")
     for marker in item.iter_markers("needs"):
         for part in marker.args:
             needs(part)
 
 
-_fast_tier_test: str | None = None
-"""The node id of the test running now when it is in the fast tier (not marked slow)."""
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    global _fast_tier_test
+    _fast_tier_test = None
+
 
 _SUBCOMMANDS = frozenset(cli.commands) - {"run"}
 _AUDIT_RAN = (ExitCode.PASSED, ExitCode.GATE_FAILED, ExitCode.INCOMPLETE)
@@ -157,11 +175,9 @@ _AUDIT_RAN = (ExitCode.PASSED, ExitCode.GATE_FAILED, ExitCode.INCOMPLETE)
 def _fast_tier_runs_no_audit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
     """A test of the fast tier that runs a whole audit, in process or on the command line,
     fails and says to mark it `slow`: the fast tier is for the seconds-long loop."""
-    global _fast_tier_test
     if request.node.get_closest_marker("slow") is not None:
         yield
         return
-    _fast_tier_test = request.node.nodeid
 
     def forbidden(run: Any, draft: Any) -> Any:
         pytest.fail(f"{request.node.nodeid} runs a whole audit in process: mark it slow")
@@ -170,7 +186,6 @@ def _fast_tier_runs_no_audit(request: pytest.FixtureRequest, monkeypatch: pytest
         pipeline, "STAGES", tuple(dataclasses.replace(stage, step=forbidden) for stage in STAGES)
     )
     yield
-    _fast_tier_test = None
 
 
 @pytest.fixture

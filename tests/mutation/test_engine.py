@@ -263,6 +263,7 @@ def test_overhead_beyond_the_tests_own_time_is_measured(fixture_runs):
     assert mutation["overhead_ms"] > 0
 
 
+@pytest.mark.slow
 def test_the_physical_floor_is_below_the_stage_s_time(fixture_runs):
     mutation = fixture_runs["shop", "tests_strong"][1]["mutation"]
     assert 0 < mutation["floor_seconds"] < mutation["duration"]
