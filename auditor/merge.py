@@ -18,6 +18,7 @@ from auditor.report import (
     Report,
     Scope,
     SmellsSection,
+    TypeCheckSummary,
     read_report,
 )
 from auditor.smells.analyzer import smells_section
@@ -123,6 +124,24 @@ def _merged_mutation(first: Report, sections: list[MutationSection]) -> Mutation
         mutants_per_second=round(sum(section.mutants_per_second for section in sections), 2),
         scope=Scope(kind="all", planned=sections[0].scope.planned, selected=len(mutants)),
         checks=assertion_evidence(mutants, Path(first.project.root), first.project.test_files),
+        type_check=_merged_type_check(sections),
+    )
+
+
+def _merged_type_check(sections: list[MutationSection]) -> TypeCheckSummary | None:
+    """Each shard type-checks its own mutants: the counts add up; the time it cost and
+    saved is the largest shard's, as the merged report's stage timings are."""
+    summaries = [section.type_check for section in sections if section.type_check is not None]
+    if not summaries:
+        return None
+    saved = [summary.saved for summary in summaries if summary.saved is not None]
+    return TypeCheckSummary(
+        checker=summaries[0].checker,
+        checked=sum(summary.checked for summary in summaries),
+        rejected=sum(summary.rejected for summary in summaries),
+        duration=max(summary.duration for summary in summaries),
+        cached=sum(summary.cached for summary in summaries),
+        saved=max(saved) if saved else None,
     )
 
 
