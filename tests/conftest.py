@@ -173,8 +173,9 @@ _AUDIT_RAN = (ExitCode.PASSED, ExitCode.GATE_FAILED, ExitCode.INCOMPLETE)
 
 @pytest.fixture(autouse=True)
 def _fast_tier_runs_no_audit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
-    """A test of the fast tier that runs a whole audit, in process or on the command line,
-    fails and says to mark it `slow`: the fast tier is for the seconds-long loop."""
+    """A test of the fast tier that runs a whole audit in process fails and says to mark
+    it `slow`: the fast tier is for the seconds-long loop (`run_audit` does the same on
+    the command line, armed by `pytest_runtest_setup`)."""
     if request.node.get_closest_marker("slow") is not None:
         yield
         return

@@ -156,20 +156,15 @@ def examples_for(subject: Subject, count: int) -> list[Example]:
     return found
 
 
-def trials_for(
-    subject: Subject, spec: ProbeSpec, examples: list[Example] | None = None
-) -> list[Trial]:
-    """The inputs (generated unless given) and the original's outcome on each, for those
-    on which the original behaves as a test can check, and quickly: it returns or raises
-    within a tenth of the call timeout (so that a mutant's hang takes ten times the
-    original's time, not load, and every replay stays cheap), and not for running out of
-    memory (whether memory or time runs out first is the machine's doing, not the
-    code's: a mutant's other one is no witness). A function that runs slow gets fewer
-    (half its time budget at most)."""
+def trials_for(subject: Subject, spec: ProbeSpec, examples: list[Example]) -> list[Trial]:
+    """The inputs and the original's outcome on each, for those on which the original
+    behaves as a test can check, and quickly: it returns or raises within a tenth of the
+    call timeout (so that a mutant's hang takes ten times the original's time, not load,
+    and every replay stays cheap), and not for running out of memory (whether memory or
+    time runs out first is the machine's doing, not the code's: a mutant's other one is
+    no witness). A function that runs slow gets fewer (half its time budget at most)."""
     trials: list[Trial] = []
     deadline = time.monotonic() + spec.time_budget / 2
-    if examples is None:
-        examples = examples_for(subject, spec.witness_examples)
     for example in examples:
         if time.monotonic() > deadline:
             break

@@ -118,7 +118,7 @@ def test_trials_on_handed_back_inputs_equal_trials_on_fresh_ones(module):
     subject = _subject(module, "scale")
     handed_back = _unpickled(_tried_inputs(subject, _spec()).pickled)
     again = trials_for(subject, _spec(), handed_back)
-    fresh = trials_for(subject, _spec())
+    fresh = trials_for(subject, _spec(), examples_for(subject, _spec().witness_examples))
     assert [(t.example, t.outcome.value) for t in again] == [
         (t.example, t.outcome.value) for t in fresh
     ]
