@@ -23,6 +23,10 @@ from auditor.baseline.protocol import Observed
 
 MAX_CALLS = 12
 """Distinct argument tuples kept per function."""
+MAX_DESCRIBED = 2 * MAX_CALLS
+"""Calls of one function described per test phase: describing a call builds each
+argument's recipe (a user `__repr__` included), and a test that calls a method of a large
+object thousands of times with the same arguments would pay it on every call."""
 MAX_RECIPE = 3000
 MAX_PROFILED_CALLS = 200_000
 """Python calls per test phase after which the `sys.setprofile` hook stops recording: a
@@ -129,6 +133,7 @@ class CallRecorder:
         self._wanted: dict[str, str | None] = {}
         self.calls: dict[tuple[str, str], list[dict[str, list[str]]]] = {}
         self._seen: set[tuple[CodeType, str]] = set()
+        self._described: dict[CodeType, int] = {}
         self.active = False
         self._calls_left = 0
         self._tool = _free_monitoring_tool()
@@ -178,8 +183,10 @@ class CallRecorder:
         code = frame.f_code
         qualname = getattr(code, "co_qualname", code.co_name)  # 3.10 has no co_qualname
         kept = self.calls.setdefault((filename, qualname), [])
-        if len(kept) >= MAX_CALLS:
+        described = self._described.get(code, 0)
+        if len(kept) >= MAX_CALLS or described >= MAX_DESCRIBED:
             return
+        self._described[code] = described + 1
         self.active = False  # user __repr__ calls must not be recorded themselves
         try:
             count = code.co_argcount + code.co_kwonlyargcount
@@ -197,6 +204,7 @@ class CallRecorder:
     def start(self) -> None:
         """Record from now on (a test phase); off while pytest collects, reports and
         moves between tests."""
+        self._described.clear()
         self.active = True
         if self._tool is not None:
             sys.monitoring.set_events(self._tool, sys.monitoring.events.PY_START)  # type: ignore[attr-defined]

@@ -108,3 +108,39 @@ def test_on_python_3_12_calls_are_recorded_through_sys_monitoring(sources):
     assert sys.getprofile() is None
     assert sys.monitoring.get_tool(tool) is None
     assert [len(entry.calls) for entry in observed] == [observe.MAX_CALLS]
+
+
+class _Costly:
+    """An argument whose repr the test counts: describing a call builds it."""
+
+    def __init__(self) -> None:
+        self.reprs = 0
+
+    def __repr__(self) -> str:
+        self.reprs += 1
+        return "Costly()"
+
+    def __rmul__(self, other: object) -> _Costly:
+        return self
+
+
+def test_a_phase_describes_a_bounded_number_of_one_function_s_calls(sources):
+    from pricing.core import double
+
+    costly = _Costly()
+    _record(CallRecorder([str(sources)]), lambda: [double(costly) for _ in range(1000)])
+    assert 0 < costly.reprs <= observe.MAX_DESCRIBED
+
+
+def test_the_next_phase_describes_the_function_s_calls_again(sources):
+    from pricing.core import double
+
+    recorder = CallRecorder([str(sources)])
+    recorder.start()
+    for _ in range(observe.MAX_DESCRIBED):
+        double(1)
+    recorder.stop()
+    recorder.start()
+    double(2)
+    recorder.close()
+    assert recorder.observations()[0].calls == [{"value": ["1", "int"]}, {"value": ["2", "int"]}]
