@@ -125,9 +125,10 @@ class CallRecorder:
     millions of them is not slowed past its timeout."""
 
     def __init__(self, source_dirs: list[str], omit: Sequence[str] = ()) -> None:
-        given = [d.rstrip(os.sep) + os.sep for d in source_dirs]
-        real = [os.path.realpath(d).rstrip(os.sep) + os.sep for d in source_dirs]
-        self._roots = tuple(sorted({*given, *real}))
+        paths = {*source_dirs, *(os.path.realpath(d) for d in source_dirs)}
+        # A source is a folder (a package, a src/ tree) or one module file (`calc.py`).
+        self._modules = frozenset(path for path in paths if os.path.isfile(path))
+        self._roots = tuple(sorted(path.rstrip(os.sep) + os.sep for path in paths - self._modules))
         self._cwd = os.getcwd().rstrip(os.sep) + os.sep
         self._omit = GlobMatcher(omit, "omit")  # coverage's rule, so both skip the same files
         self._wanted: dict[str, str | None] = {}
@@ -143,13 +144,14 @@ class CallRecorder:
             monitoring.register_callback(self._tool, monitoring.events.PY_START, self._on_start)
 
     def _source_file(self, filename: str) -> str | None:
-        """The absolute path of a file under the source folders, else None; by the text
-        of the path alone: the hook runs inside tests, and a test that patches
-        `os.path.join` or `os.path.isabs` must see only its own calls (paths are
-        resolved once the tests are over, in `observations`)."""
+        """The absolute path of a source module or of a file under the source folders,
+        else None; by the text of the path alone: the hook runs inside tests, and a test
+        that patches `os.path.join` or `os.path.isabs` must see only its own calls (paths
+        are resolved once the tests are over, in `observations`)."""
         if filename not in self._wanted:
             absolute = filename if filename.startswith(os.sep) else self._cwd + filename
-            wanted = absolute.startswith(self._roots) and not self._omit.match(absolute)
+            inside = absolute in self._modules or absolute.startswith(self._roots)
+            wanted = inside and not self._omit.match(absolute)
             self._wanted[filename] = absolute if wanted else None
         return self._wanted[filename]
 

@@ -277,6 +277,32 @@ def test_the_baseline_measures_how_much_the_tests_grew_their_process(tmp_path):
     assert 60 <= baseline.memory_growth_mb < 90
 
 
+@pytest.mark.slow
+def test_a_test_calling_a_method_thousands_of_times_builds_its_objects_repr_a_few_times(
+    tmp_path,
+):
+    """The argument recorder describes a call with each argument's repr: built at every
+    call, a cache's repr of thousands of items made cachetools' copy tests 50x slower."""
+    (tmp_path / "store.py").write_text(
+        "class Store:\n"
+        "    reprs = 0\n\n"
+        "    def __init__(self):\n        self.items = dict.fromkeys(range(1000))\n\n"
+        "    def __repr__(self):\n        Store.reprs += 1\n        return repr(self.items)\n\n"
+        "    def get(self, key):\n        return self.items[key]\n"
+    )
+    (tmp_path / "test_store.py").write_text(
+        "from store import Store\n\n\n"
+        "def test_many_reads():\n"
+        "    store = Store()\n"
+        "    assert [store.get(1) for _ in range(5000)] == [None] * 5000\n\n\n"
+        "def test_the_store_was_shown_a_few_times():\n"
+        "    assert Store.reprs <= 100\n"
+    )
+    baseline, _ = baseline_of(tmp_path, "test_store.py")
+    assert baseline.passed == 2, [test.message for test in baseline.tests]
+    assert "Store.get" in [function.qualname for function in baseline.observed]
+
+
 def test_the_environments_own_sitecustomize_still_runs_in_subprocesses(tmp_path):
     site = tmp_path / "site"
     site.mkdir()

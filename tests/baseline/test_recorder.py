@@ -144,3 +144,12 @@ def test_the_next_phase_describes_the_function_s_calls_again(sources):
     double(2)
     recorder.close()
     assert recorder.observations()[0].calls == [{"value": ["1", "int"]}, {"value": ["2", "int"]}]
+
+
+def test_a_source_that_is_one_module_file_is_recorded(sources):
+    from pricing.core import double
+
+    observed = _record(CallRecorder([str(sources / "core.py")]), lambda: double(3))
+    assert [(entry.qualname, entry.calls) for entry in observed] == [
+        ("double", [{"value": ["3", "int"]}])
+    ]
