@@ -352,7 +352,8 @@ class AuditConfig(_Strict):
         ),
     ] = "auto"
     """Type-check function-body mutants before they run and drop those the checker
-    rejects; `auto` uses the checker the project configures, when it is installed."""
+    rejects; `auto` uses the fastest checker the project configures that is installed
+    (ty, then mypy, then pyright)."""
     mutation_from: Annotated[
         Literal["run", "mutmut"],
         Flag("--mutation-from", "Take the verdicts of a finished mutmut run.", hidden=True),

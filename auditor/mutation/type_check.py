@@ -47,7 +47,9 @@ if TYPE_CHECKING:  # the sites helper runs the check without planning or pydanti
     from auditor.mutation.plan import PlannedMutant
     from auditor.report import TypeCheckSummary
 
-CHECKERS = ("mypy", "pyright", "ty")
+FASTEST_FIRST = ("ty", "mypy", "pyright")
+"""The checkers by speed (shop fixture: ty 0.3 s, mypy 0.9 s, pyright 3.4 s): where a
+project configures several, `auto` takes the fastest one installed."""
 _MYPY_ERROR = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?:\d+:)? error: (?P<message>.*)$")
 _TY_ERROR = re.compile(
     r"^(?P<path>.+?):(?P<line>\d+):\d+: error\[(?P<code>[^\]]+)\] (?P<message>.*)$"
@@ -56,40 +58,42 @@ _SKIPPED_DECORATORS = re.compile(r"@\s*(?:\w+\.)*(?:setter|deleter|overload)\b")
 _TIMEOUT = 600
 
 
-def configured_checker(root: Path) -> str | None:
-    """The type checker the project configures (mypy first), or None."""
+def configured_checkers(root: Path) -> list[str]:
+    """The type checkers the project configures, fastest first."""
     pyproject = root / "pyproject.toml"
     text = pyproject.read_text(encoding="utf-8", errors="replace") if pyproject.is_file() else ""
-    if "[tool.mypy]" in text or (root / "mypy.ini").is_file() or (root / ".mypy.ini").is_file():
-        return "mypy"
-    setup_cfg = root / "setup.cfg"
-    if setup_cfg.is_file():
-        parser = configparser.ConfigParser()
-        try:
-            parser.read(setup_cfg, encoding="utf-8")
-        except configparser.Error:
-            return None
-        if parser.has_section("mypy"):
-            return "mypy"
-    if "[tool.pyright]" in text or (root / "pyrightconfig.json").is_file():
-        return "pyright"
-    if "[tool.ty]" in text or (root / "ty.toml").is_file():
-        return "ty"
-    return None
+    configured = {
+        "mypy": "[tool.mypy]" in text
+        or (root / "mypy.ini").is_file()
+        or (root / ".mypy.ini").is_file()
+        or _setup_cfg_has_mypy(root / "setup.cfg"),
+        "pyright": "[tool.pyright]" in text or (root / "pyrightconfig.json").is_file(),
+        "ty": "[tool.ty]" in text or (root / "ty.toml").is_file(),
+    }
+    return [checker for checker in FASTEST_FIRST if configured[checker]]
+
+
+def _setup_cfg_has_mypy(setup_cfg: Path) -> bool:
+    if not setup_cfg.is_file():
+        return False
+    parser = configparser.ConfigParser()
+    try:
+        parser.read(setup_cfg, encoding="utf-8")
+    except configparser.Error:
+        return False
+    return parser.has_section("mypy")
 
 
 def chosen_checker(setting: str, root: Path) -> str | None:
-    """`auto`: the configured checker when it is installed; a named one must be."""
+    """`auto`: the fastest configured checker that is installed; a named one must be."""
     if setting == "off":
         return None
-    checker = configured_checker(root) if setting == "auto" else setting
-    if checker is None:
-        return None
-    if importlib.util.find_spec(checker) is None:
-        if setting == "auto":
-            return None
-        raise TypeCheckError(f"{checker} is not installed in this environment")
-    return checker
+    if setting == "auto":
+        installed = (c for c in configured_checkers(root) if importlib.util.find_spec(c))
+        return next(installed, None)
+    if importlib.util.find_spec(setting) is None:
+        raise TypeCheckError(f"{setting} is not installed in this environment")
+    return setting
 
 
 @dataclass(frozen=True)
