@@ -477,7 +477,8 @@ class TypeCheckSummary(_Model):
     rejected: int
     """Of those, the ones the checker rejected: status `CompileError`, never run."""
     duration: float
-    """Seconds the stage spent on it: what it added to the run's wall time."""
+    """Seconds the stage spent on it, its wait for the check begun while the baseline ran
+    included: what it added to the run's wall time."""
     cached: int = 0
     """Mutants whose verdict was ready: checked while the baseline ran, on the core it
     leaves idle (`mutation.early_sites`), or by an earlier run on the same sources."""

@@ -47,8 +47,8 @@ class MutationWorkers:
         self, run: RunContext, baseline: BaselineSection
     ) -> tuple[MutationSection, dict[str, Job]]:
         with self._helpers:
-            self._sites.wait()
-            mutated = run_mutation(run, baseline, pool=self._pool)
+            checking = self._sites.wait()
+            mutated = run_mutation(run, baseline, pool=self._pool, type_check_wait=checking)
             return mutated.section, dict(mutated.survivors)
 
     def close(self) -> None:

@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,9 @@ if TYPE_CHECKING:  # the helper itself does without pydantic and its memory
 MIN_SOURCE_BYTES = 8_000
 """Less source than this is found and compiled in about the helper's own start-up (a
 file edited in the agent's loop is often more: its sites and code are new)."""
+
+SITES_FOUND = b"sites found\n"
+"""What the helper says once the sites are in the cache, before its type check."""
 
 
 class EarlySites:
@@ -62,7 +66,7 @@ class EarlySites:
         process = subprocess.Popen(
             own_module("auditor.mutation.early_sites"),
             stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
         assert process.stdin is not None
@@ -71,10 +75,20 @@ class EarlySites:
         process.stdin.close()
         return cls(process)
 
-    def wait(self) -> None:
-        """Until every site is in the cache (planning would parse the same files)."""
-        if self.process is not None:
+    def wait(self) -> float:
+        """Until every site is in the cache (planning would parse the same files); the
+        seconds of it spent after the sites were found: the helper's type check, where
+        it outlasted the stages before mutation."""
+        if self.process is None or self.process.stdout is None:
+            return 0.0
+        with self.process.stdout as said:
+            for line in said:  # until the sites are in the cache, or the helper ended
+                if line == SITES_FOUND:
+                    break
+            sites_found = time.monotonic()
+            said.read()  # whatever else it prints must not fill the pipe and stop it
             self.process.wait()
+        return time.monotonic() - sites_found
 
     def stop(self) -> None:
         """Kill it if still running (the run failed or was interrupted). Should the audit
@@ -82,6 +96,8 @@ class EarlySites:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        if self.process is not None and self.process.stdout is not None:
+            self.process.stdout.close()
 
 
 def _uncached(project: Project, config: AuditConfig) -> list[tuple[Path, int]]:
@@ -184,6 +200,8 @@ def main() -> int:
             cache.put_sites(sites_key(salt, source), sites)
             release_freed_memory()  # the syntax tree's pages, back to the system
             compile_swaps(source, file, sites, swaps_salt(salt), cache)
+        sys.stdout.buffer.write(SITES_FOUND)  # what follows is the type check's time
+        sys.stdout.flush()
         if spec["type_check"]:
             _type_check(spec, salt, cache)
     finally:

@@ -60,15 +60,17 @@ def run_mutation(
     baseline: BaselineSection,
     only: set[str] | None = None,
     pool: RunnerPool | DaskPool | None = None,
+    type_check_wait: float = 0.0,
 ) -> MutationRun:
     """`only`: run just the mutants with these ids (escalation re-measures survivors).
-    `pool`: workers from `mutation_pool`, already starting; by default, new ones."""
+    `pool`: workers from `mutation_pool`, already starting; by default, new ones.
+    `type_check_wait`: seconds the stage waited for the type check begun early."""
     cache = ResultCache(run.project.root, run.cache_read_only)
     try:
         if pool is not None:
-            return _mutate(run, baseline, only, cache, pool)
+            return _mutate(run, baseline, only, cache, pool, type_check_wait)
         with mutation_pool(run, baseline) as own_pool:
-            return _mutate(run, baseline, only, cache, own_pool)
+            return _mutate(run, baseline, only, cache, own_pool, type_check_wait)
     finally:
         cache.keep_test_sets()
         cache.close()
@@ -80,6 +82,7 @@ def _mutate(
     only: set[str] | None,
     cache: ResultCache,
     pool: RunnerPool | DaskPool,
+    type_check_wait: float,
 ) -> MutationRun:
     """Plan the scope, take the cached verdicts, run the rest, score what came in."""
     started = time.perf_counter()
@@ -97,7 +100,7 @@ def _mutate(
         baseline,
         scoped,
         verdicts,
-        _Timing(started, len(to_run), jobs, interrupted),
+        _Timing(started, len(to_run), jobs, interrupted, type_check_wait),
     )
 
 
@@ -351,6 +354,7 @@ class _Timing:
     executed: int
     jobs: int
     interrupted: bool
+    type_check_wait: float
 
 
 def _scored(
@@ -404,21 +408,27 @@ def _scored(
         stopped_by_budget=stopped_by_budget and not timing.interrupted,
         interrupted=timing.interrupted,
         data_tables=scoped.data_tables,
-        type_check=_type_check_paid(scoped.type_check, mutants, timing.jobs),
+        type_check=_type_check_paid(scoped.type_check, mutants, timing),
         expired_acceptances=expired,
     )
     return MutationRun(section, _survivor_jobs(run, scoped, mutants))
 
 
 def _type_check_paid(
-    summary: TypeCheckSummary | None, mutants: list[Mutant], jobs: int
+    summary: TypeCheckSummary | None, mutants: list[Mutant], timing: _Timing
 ) -> TypeCheckSummary | None:
-    """The type check's summary with what running its rejected mutants would have cost."""
+    """The type check's summary with what it cost (the stage's check and its wait for the
+    early one) and what running its rejected mutants would have cost."""
     if summary is None:
         return None
     reason = rejected_by(summary.checker)
     rejected = {m.id for m in mutants if m.status_reason.startswith(reason)}
-    return summary.model_copy(update={"saved": type_check_saving(mutants, rejected, jobs)})
+    return summary.model_copy(
+        update={
+            "duration": round(summary.duration + timing.type_check_wait, 3),
+            "saved": type_check_saving(mutants, rejected, timing.jobs),
+        }
+    )
 
 
 def _verification(
