@@ -165,8 +165,9 @@ class CallRecorder:
         filename = self._wanted_file(code)
         if filename is None:
             return sys.monitoring.DISABLE  # type: ignore[attr-defined]
-        if self.active:
-            self._record(sys._getframe(1), filename)
+        if self.active and self._record(sys._getframe(1), filename):
+            # Nothing more to keep: this function's later calls cost no callback.
+            return sys.monitoring.DISABLE  # type: ignore[attr-defined]
         return None
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
@@ -181,13 +182,14 @@ class CallRecorder:
         if filename is not None:
             self._record(frame, filename)
 
-    def _record(self, frame: FrameType, filename: str) -> None:
+    def _record(self, frame: FrameType, filename: str) -> bool:
+        """Keep the call if it is new; whether its function has all the calls it keeps."""
         code = frame.f_code
         qualname = getattr(code, "co_qualname", code.co_name)  # 3.10 has no co_qualname
         kept = self.calls.setdefault((filename, qualname), [])
         described = self._described.get(code, 0)
         if len(kept) >= MAX_CALLS or described >= MAX_DESCRIBED:
-            return
+            return len(kept) >= MAX_CALLS
         self._described[code] = described + 1
         self.active = False  # user __repr__ calls must not be recorded themselves
         try:
@@ -202,6 +204,7 @@ class CallRecorder:
                 kept.append(call)
         finally:
             self.active = True
+        return len(kept) >= MAX_CALLS
 
     def start(self) -> None:
         """Record from now on (a test phase); off while pytest collects, reports and

@@ -153,3 +153,20 @@ def test_a_source_that_is_one_module_file_is_recorded(sources):
     assert [(entry.qualname, entry.calls) for entry in observed] == [
         ("double", [{"value": ["3", "int"]}])
     ]
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="sys.monitoring is Python 3.12+")
+def test_on_python_3_12_a_function_with_all_its_calls_kept_is_called_back_no_more(sources):
+    from pricing.core import double
+
+    recorder = CallRecorder([str(sources)])
+    record = recorder._record
+    recorded = []
+
+    def counted(frame, filename):
+        recorded.append(filename)
+        return record(frame, filename)
+
+    recorder._record = counted  # type: ignore[method-assign]
+    _record(recorder, lambda: [double(n) for n in range(1000)])
+    assert len(recorded) == observe.MAX_CALLS
