@@ -42,8 +42,11 @@ SITES_FOUND = b"sites found\n"
 class EarlySites:
     """The helper process, if this run has one."""
 
-    def __init__(self, process: subprocess.Popen[bytes] | None = None) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes] | None = None, type_checks: bool = False
+    ) -> None:
         self.process = process
+        self.type_checks = type_checks
 
     @classmethod
     def start(cls, project: Project, config: AuditConfig) -> EarlySites:
@@ -73,7 +76,7 @@ class EarlySites:
         with contextlib.suppress(BrokenPipeError):
             process.stdin.write(json.dumps(spec).encode())
         process.stdin.close()
-        return cls(process)
+        return cls(process, type_checks=checker is not None)
 
     def wait(self) -> float:
         """Until every site is in the cache (planning would parse the same files); the
@@ -88,7 +91,7 @@ class EarlySites:
             sites_found = time.monotonic()
             said.read()  # whatever else it prints must not fill the pipe and stop it
             self.process.wait()
-        return time.monotonic() - sites_found
+        return time.monotonic() - sites_found if self.type_checks else 0.0
 
     def stop(self) -> None:
         """Kill it if still running (the run failed or was interrupted). Should the audit

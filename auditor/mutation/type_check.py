@@ -48,8 +48,8 @@ if TYPE_CHECKING:  # the sites helper runs the check without planning or pydanti
     from auditor.report import TypeCheckSummary
 
 FASTEST_FIRST = ("ty", "mypy", "pyright")
-"""The checkers by speed (shop fixture: ty 0.3 s, mypy 0.9 s, pyright 3.4 s): where a
-project configures several, `auto` takes the fastest one installed."""
+"""The checkers, fastest first (docs/engine.md): where a project configures several,
+`auto` takes the fastest one installed."""
 _MYPY_ERROR = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?:\d+:)? error: (?P<message>.*)$")
 _TY_ERROR = re.compile(
     r"^(?P<path>.+?):(?P<line>\d+):\d+: error\[(?P<code>[^\]]+)\] (?P<message>.*)$"
