@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 
 from auditor.mutation.early_sites import SITES_FOUND, EarlySites
 
@@ -30,7 +31,10 @@ def test_a_helper_that_prints_more_than_a_pipe_holds_still_ends():
         "sys.stdout.buffer.write(sites)\n"
         "sys.stdout.write('x' * (1 << 20))  # a checker that talks\n"
     )
-    helper.wait()
+    waiting = threading.Thread(target=helper.wait, daemon=True)
+    waiting.start()
+    waiting.join(timeout=60)  # an undrained pipe would block both ends for good
+    assert not waiting.is_alive()
     assert helper.process is not None and helper.process.returncode == 0
 
 
