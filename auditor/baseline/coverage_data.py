@@ -7,11 +7,13 @@ Totals count only import time and passing tests: a red test's coverage is not co
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import coverage
@@ -136,11 +138,14 @@ class BaselineCoverage:
         omit: Sequence[str] = (),
         kept: Iterable[dict[str, list[tuple[int, int]]]] = (),
         unimported: Iterable[str] = (),
-    ) -> CoverageSection:
-        """File and function coverage from import time plus the passing tests only;
-        `kept`: the arcs (by relative path) of passing tests an earlier run measured;
-        `unimported`: files under test counted even where no test imported them (as
-        coverage.py's `source` counts them: 0%, not left out)."""
+        known: KnownFiles | None = None,
+    ) -> tuple[CoverageSection, dict[str, str]]:
+        """File and function coverage from import time plus the passing tests only, and
+        each file's key (`file_keys`); `kept`: the arcs (by relative path) of passing
+        tests an earlier run measured; `unimported`: files under test counted even where
+        no test imported them (as coverage.py's `source` counts them: 0%, not left out);
+        `known`: an earlier summary, whose files of an unchanged key are taken as they
+        are (coverage.py analyses every file it reports, parsing it again)."""
         union = {file: set(arcs) for file, arcs in self._arcs_in("").items()}
         for nodeid in passing:
             for file, arcs in self.for_test(nodeid).items():
@@ -148,16 +153,44 @@ class BaselineCoverage:
         for arcs_by_file in kept:
             for file, arcs in arcs_by_file.items():
                 union.setdefault(str(self.root / file), set()).update(map(tuple, arcs))
+        touched = sorted({*self.files, *unimported})
+        if known is None:
+            files = self._report(union, touched, source_dirs, omit)
+            named = _named(self.root, [*union, *touched], (f.path for f in files))
+            return _section(files), file_keys(union, named)
+        named = _named(self.root, [*union, *touched], (f.path for f in known.files))
+        keys = file_keys(union, named)
+        reused = known.unchanged(keys)
+        again = {path for relative_path, path in named.items() if relative_path not in reused}
+        files = self._report(
+            {file: arcs for file, arcs in union.items() if file in again},
+            sorted(again),
+            sorted(again),
+            omit,
+        )
+        return _section([*files, *reused.values()]), keys
+
+    def _report(
+        self,
+        union: dict[str, set[tuple[int, int]]],
+        touched: list[str],
+        paths: list[str],
+        omit: Sequence[str],
+    ) -> list[FileCoverage]:
+        """coverage.py's analysis of the files under `paths` (folders or files), from
+        the arcs in `union`."""
+        if not paths:
+            return []
         with tempfile.TemporaryDirectory(prefix="audit-cov-") as scratch:
             filtered = CoverageData(str(Path(scratch) / "passing.sqlite"))
             filtered.add_arcs({file: sorted(arcs) for file, arcs in union.items()})
-            filtered.touch_files(sorted({*self.files, *unimported}))
+            filtered.touch_files(touched)
             filtered.write()
             cov = coverage.Coverage(
                 data_file=filtered.data_filename(),
                 branch=True,
                 config_file=False,
-                **measure(source_dirs, omit),
+                **measure(paths, omit),
             )
             cov.load()
             out = Path(scratch) / "coverage.json"
@@ -168,7 +201,51 @@ class BaselineCoverage:
             finally:
                 os.chdir(previous)
             raw = json.loads(out.read_text(encoding="utf-8"))
-        return _section_from_json(raw, self.root)
+        return _files_from_json(raw, self.root)
+
+
+@dataclass(frozen=True)
+class KnownFiles:
+    """An earlier summary's files, and the key each was computed from."""
+
+    files: Sequence[FileCoverage]
+    keys: Mapping[str, str]
+
+    def unchanged(self, keys: Mapping[str, str]) -> dict[str, FileCoverage]:
+        """The earlier files whose key is the same now, by relative path."""
+        return {
+            file.path: file
+            for file in self.files
+            if file.path in keys and self.keys.get(file.path) == keys[file.path]
+        }
+
+
+def _named(root: Path, measured: Iterable[str], reported: Iterable[str]) -> dict[str, str]:
+    """Each file's path as the data names it (`measured`, absolute), else as a report
+    named it (relative to `root`), by its relative path."""
+    named = {relative(path, root): str(root / path) for path in reported}
+    named.update((relative(path, root), path) for path in measured)
+    return named
+
+
+def file_keys(
+    union: Mapping[str, Iterable[tuple[int, int]]], named: Mapping[str, str]
+) -> dict[str, str]:
+    """What each file's coverage is computed from, as a digest by relative path: its
+    content and the arcs run in it (`union`, by the path the data names it by)."""
+    keys = {}
+    for relative_path, path in sorted(named.items()):
+        digest = hashlib.sha256(_read(Path(path)))
+        digest.update(json.dumps(sorted(union.get(path, ()))).encode())
+        keys[relative_path] = digest.hexdigest()
+    return keys
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
 
 
 def _counts(summary: dict) -> CoverageCounts:
@@ -187,7 +264,7 @@ def _counts(summary: dict) -> CoverageCounts:
     )
 
 
-def _section_from_json(raw: dict, root: Path) -> CoverageSection:
+def _files_from_json(raw: dict, root: Path) -> list[FileCoverage]:
     files = []
     for path, entry in sorted(raw["files"].items()):
         functions = [
@@ -208,5 +285,15 @@ def _section_from_json(raw: dict, root: Path) -> CoverageSection:
                 functions=sorted(functions, key=lambda f: (f.start_line, f.qualname)),
             )
         )
-    files.sort(key=lambda f: f.path)
-    return CoverageSection(totals=_counts(raw["totals"]), files=files)
+    return files
+
+
+def _section(files: list[FileCoverage]) -> CoverageSection:
+    """The files in path order, and their totals (coverage.py's totals are the sums)."""
+    totals = {
+        "num_statements": sum(f.counts.statements for f in files),
+        "covered_lines": sum(f.counts.covered_lines for f in files),
+        "num_branches": sum(f.counts.branches for f in files),
+        "covered_branches": sum(f.counts.covered_branches for f in files),
+    }
+    return CoverageSection(totals=_counts(totals), files=sorted(files, key=lambda f: f.path))

@@ -69,6 +69,9 @@ class KeptBaseline(BaseModel):
     sources: dict[str, str] = {}
     """The code under test as it was measured, by relative path: a later run compares
     a changed file with it to find the functions that changed."""
+    coverage_keys: dict[str, str] = {}
+    """What each file's coverage was computed from (`coverage_data.file_keys`): a later
+    run takes the files whose key is the same as they are."""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.baseline import known, protocol
-from auditor.baseline.coverage_data import BaselineCoverage
+from auditor.baseline.coverage_data import BaselineCoverage, KnownFiles
 from auditor.baseline.observe import MAX_CALLS
 from auditor.baseline.runner import BaselineRunner, ChildOutcome
 from auditor.containment import rewritten
@@ -56,19 +56,25 @@ def run_baseline(
             return earlier.baseline.model_copy(update={"reuse": reuse}), earlier.coverage
         plan = known.partial(earlier, now, run.project)
     if isinstance(plan, known.Partial) and earlier is not None:
-        baseline, coverage = _measured(run, plan, earlier.baseline)
+        baseline, coverage, keys = _measured(run, plan, earlier)
     else:
-        baseline, coverage = _measured(run)
+        baseline, coverage, keys = _measured(run)
         baseline.reuse = f"measured: {plan}"
-    kept = known.KeptBaseline(manifest=now, baseline=baseline, coverage=coverage, sources=sources)
+    kept = known.KeptBaseline(
+        manifest=now, baseline=baseline, coverage=coverage, sources=sources, coverage_keys=keys
+    )
     known.keep(store, settings, kept)
     return baseline, coverage
 
 
 def _measured(
-    run: RunContext, plan: known.Partial | None = None, earlier: BaselineSection | None = None
-) -> tuple[BaselineSection, CoverageSection]:
+    run: RunContext, plan: known.Partial | None = None, earlier: known.KeptBaseline | None = None
+) -> tuple[BaselineSection, CoverageSection, dict[str, str]]:
+    """The sections, and each file's coverage key; with an earlier baseline, only the
+    tests the plan does not keep run, and the files whose coverage is computed from the
+    same as then are taken from it."""
     keep = [test.nodeid for test in plan.kept] if plan is not None else []
+    files = None if earlier is None else KnownFiles(earlier.coverage.files, earlier.coverage_keys)
     with (
         tempfile.TemporaryDirectory(prefix="audit-baseline-") as scratch,
         _Reruns(run, Path(scratch), keep) as reruns,
@@ -77,16 +83,17 @@ def _measured(
         outcome = measured.run(run.progress)
         found = set(outcome.kept)  # a case named at collection may not be found again
         kept = [test for test in plan.kept if test.nodeid in found] if plan else []
-        baseline, coverage = _measure(run, outcome, reruns, kept)
+        baseline, coverage, keys = _measure(run, outcome, reruns, kept, files)
     if plan is not None and earlier is not None:
         ran = len(baseline.tests) - len(kept)
         baseline.reuse = (
             f"measured {ran} of {len(baseline.tests)} tests: {plan.changed}; "
             "the others kept their results"
         )
-        baseline.observed = _merged_observed(baseline.observed, earlier.observed)
-        baseline.memory_growth_mb = max(baseline.memory_growth_mb, earlier.memory_growth_mb)
-    return baseline, coverage
+        baseline.observed = _merged_observed(baseline.observed, earlier.baseline.observed)
+        growth = earlier.baseline.memory_growth_mb
+        baseline.memory_growth_mb = max(baseline.memory_growth_mb, growth)
+    return baseline, coverage, keys
 
 
 def _merged_observed(
@@ -106,10 +113,14 @@ def _merged_observed(
 
 
 def _measure(
-    run: RunContext, outcome: ChildOutcome, reruns: _Reruns, kept: list[TestResult]
-) -> tuple[BaselineSection, CoverageSection]:
+    run: RunContext,
+    outcome: ChildOutcome,
+    reruns: _Reruns,
+    kept: list[TestResult],
+    files: KnownFiles | None,
+) -> tuple[BaselineSection, CoverageSection, dict[str, str]]:
     """The sections from the measured run's outcome, and the `kept` results of tests an
-    earlier run measured (not run now)."""
+    earlier run measured (not run now); `files`: the earlier run's file coverage."""
     project = run.project
     collection_errors = sorted(
         (
@@ -154,14 +165,15 @@ def _measure(
     )
     source_dirs = [str(p) for p in project.source_paths]
     measured_passing = [test.nodeid for test in measured if test.outcome == "passed"]
-    summary = coverage.summary(
+    summary, keys = coverage.summary(
         measured_passing,
         source_dirs,
         project.test_code,
         [t.arcs for t in kept],
         unimported=[os.path.realpath(path) for path in project.source_files],
+        known=files,
     )
-    return section, summary
+    return section, summary, keys
 
 
 def _result(run: RunContext, raw: protocol.Result, coverage: BaselineCoverage) -> TestResult:
