@@ -150,6 +150,40 @@ def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 
 @dataclass(frozen=True)
+class _FileFacts:
+    """What one module binds and reads, from its text alone."""
+
+    statements: tuple[_Statement, ...]
+    classes: tuple[tuple[int, int], ...]
+    naming: tuple[tuple[str, int], ...]
+    """Each name a statement mentions, and the statement's first line."""
+    imported: frozenset[str]
+    functions: tuple[_Function, ...]
+
+
+@functools.lru_cache(maxsize=2048)
+def _facts(relative: str, text: str, path: str) -> _FileFacts | None:
+    """Kept by content, as `_words` is: the warm agent session plans again with one
+    file changed. None for a file that does not parse."""
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError):
+        return None
+    return _FileFacts(
+        statements=tuple(_import_time_statements(relative, tree.body)),
+        classes=tuple(span(node) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)),
+        naming=tuple(mentions_by_statement(tree)),
+        imported=frozenset(
+            name
+            for statement in _module_level(tree.body)
+            if isinstance(statement, (ast.Import, ast.ImportFrom))
+            for name in binds(statement)
+        ),
+        functions=tuple(_functions(relative, tree)),
+    )
+
+
+@dataclass(frozen=True)
 class Binding:
     names: frozenset[str]
     lines: range
@@ -202,24 +236,16 @@ class ReadIndex:
             text = _read(path)
             if ">>>" in text:  # its doctests may be collected as tests
                 self.file_words[relative] = _words(text)
-            try:
-                tree = ast.parse(text, filename=str(path))
-            except (SyntaxError, ValueError):
+            facts = _facts(relative, text, str(path))
+            if facts is None:
                 self.unparsed.add(relative)
                 continue
-            self.statements[relative] = list(_import_time_statements(relative, tree.body))
-            self.classes[relative] = [
-                span(node) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
-            ]
-            for name, line in mentions_by_statement(tree):
+            self.statements[relative] = list(facts.statements)
+            self.classes[relative] = list(facts.classes)
+            for name, line in facts.naming:
                 self.naming_lines[name][relative].add(line)
-            imported |= {
-                name
-                for statement in _module_level(tree.body)
-                if isinstance(statement, (ast.Import, ast.ImportFrom))
-                for name in binds(statement)
-            }
-            for function in _functions(relative, tree):
+            imported |= facts.imported
+            for function in facts.functions:
                 for name in function.mentions:
                     self.functions_mentioning[name].append(function)
                 self.functions_named[function.name].append(function)

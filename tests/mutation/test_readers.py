@@ -274,3 +274,28 @@ def test_a_name_is_read_on_the_line_of_the_innermost_statement_that_mentions_it(
     found = index(tmp_path, {"m.py": source})
     assert found.lines_naming({"MODE"}) == {"m.py": {1, 5, 8}}
     assert found.lines_naming({"LIMIT"}) == {}
+
+
+def test_an_index_built_again_after_an_edit_reads_the_new_text(tmp_path):
+    index(tmp_path, {"m.py": "RATE = 2\nLIMIT = 3\n"})
+    edited = index(tmp_path, {"m.py": "RATE = 2\n\nLIMIT = 3\n"})
+    assert names_at(edited, "m.py", 2) is None
+    assert names_at(edited, "m.py", 3) == {"LIMIT"}
+
+
+def test_an_index_built_again_parses_only_the_files_that_changed(tmp_path, monkeypatch):
+    import ast
+
+    parsed: list[str] = []
+    real_parse = ast.parse
+
+    def counting_parse(source, filename="<unknown>", *args, **kwargs):
+        parsed.append(Path(filename).name)
+        return real_parse(source, filename, *args, **kwargs)
+
+    files = {"kept.py": "KEPT = 1\n", "edited.py": "EDITED = 1\n"}
+    index(tmp_path, files)
+    monkeypatch.setattr(ast, "parse", counting_parse)
+    again = index(tmp_path, {**files, "edited.py": "EDITED = 2\n"})
+    assert parsed == ["edited.py"]
+    assert names_at(again, "kept.py", 1) == {"KEPT"}
