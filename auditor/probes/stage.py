@@ -11,8 +11,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -72,16 +73,30 @@ def _allowed(target: Target, allow: list[str]) -> bool:
     return any(entry in (target.qualname, target.key, target.file) for entry in allow)
 
 
-def _target_spec(project: Project, target: Target, baseline: BaselineSection) -> TargetSpec:
-    reached: set[int] = set()
-    for test in baseline.tests:
-        if test.reliable:
-            reached.update(test.lines.get(target.file, ()))
-    observed = [
-        entry.calls
-        for entry in baseline.observed
-        if entry.file == target.file and entry.qualname == target.qualname
-    ]
+@dataclass(frozen=True)
+class _Measured:
+    """What the baseline says about the functions to probe, indexed once for all of them."""
+
+    reached: dict[str, set[int]]
+    """The lines reliable tests ran, by file."""
+    observed: dict[tuple[str, str], list[dict[str, tuple[str, str]]]]
+    """The calls the tests made, by (file, function)."""
+
+    @classmethod
+    def of(cls, baseline: BaselineSection) -> _Measured:
+        reached: dict[str, set[int]] = defaultdict(set)
+        for test in baseline.tests:
+            if test.reliable:
+                for file, lines in test.lines.items():
+                    reached[file].update(lines)
+        observed: dict[tuple[str, str], list[dict[str, tuple[str, str]]]] = {}
+        for entry in baseline.observed:
+            observed.setdefault((entry.file, entry.qualname), entry.calls)
+        return cls(reached, observed)
+
+
+def _target_spec(project: Project, target: Target, measured: _Measured) -> TargetSpec:
+    reached = measured.reached.get(target.file, set())
     return TargetSpec(
         key=target.key,
         file=target.file,
@@ -94,7 +109,7 @@ def _target_spec(project: Project, target: Target, baseline: BaselineSection) ->
         unreached_raise_lines=[r.line for r in target.raises if r.line not in reached],
         documented_raises=list(target.documented_raises),
         doc_literals=list(target.doc_literals),
-        observed=observed[0] if observed else [],
+        observed=measured.observed.get((target.file, target.qualname), []),
     )
 
 
@@ -178,9 +193,10 @@ def run_probes(
     functions: list[FunctionProbe] = []
     probed: dict[str, TargetSpec] = {}
     in_scope = _diff_functions(mutation)
+    measured = _Measured.of(baseline)
     for target in _targets(project):
         if not target.outside or _allowed(target, config.probe_allow):
-            probed[target.key] = _target_spec(project, target, baseline)
+            probed[target.key] = _target_spec(project, target, measured)
         elif in_scope is None or (target.file, target.qualname) in in_scope:
             functions.append(
                 FunctionProbe(
