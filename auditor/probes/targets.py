@@ -188,7 +188,8 @@ def find_targets(path: Path, relative: str, module: str) -> list[Target]:
     def add(node: ast.FunctionDef, class_name: str = "") -> None:
         decorators = _decorators(node)
         constructor = bool(class_name) and node.name == "__init__"
-        if (node.name.startswith("_") and not constructor) or decorators & {
+        called = bool(class_name) and node.name == "__call__"
+        if (node.name.startswith("_") and not (constructor or called)) or decorators & {
             "property",
             "setter",
             "classmethod",

@@ -139,3 +139,17 @@ def test_collection_edges_are_built_from_sample_elements():
         "duplicates": [2, 2],
         "unsorted": [2, 1],
     }
+
+
+def test_the_call_method_of_a_public_class_is_a_target_other_dunders_are_not(tmp_path):
+    found = _targets(
+        tmp_path,
+        """
+        class Check:
+            def __call__(self, value): return value
+            def __repr__(self): return "Check()"
+            def __eq__(self, other): return True
+        """,
+    )
+    assert sorted(found) == ["Check.__call__"]
+    assert found["Check.__call__"].kind == "method"
