@@ -222,7 +222,7 @@ def main(spec_path: str) -> int:
 
     if spec.guard:
         guard.install(spec.allowed_roots, lambda blocked: None, [spec.root])
-    strategies.bound_sizes()  # before any strategy is built
+    strategies.register_types()  # before any strategy is built
     work = _Work(spec, results)
     _hide_own_constants()
     _warm_hypothesis()

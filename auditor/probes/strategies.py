@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import itertools
+import os
 import typing
 from collections.abc import Collection
 from typing import Any
@@ -83,6 +84,22 @@ def tolerant(
 
 MAX_ITEMS = 256
 """Items in a network or a range the probes generate."""
+
+
+def register_types() -> None:
+    """The probe process's own strategies for a few standard types, registered before
+    any strategy is built."""
+    bound_sizes()
+    withhold_environment()
+
+
+def withhold_environment() -> None:
+    """Hypothesis draws `os.environ` itself for an abstract mapping, sized or iterable
+    argument (and for `object`): a finding or witness would print the environment, API
+    keys and tokens with it, into reports that are published, and a function that
+    writes into its argument would change the process's environment. A plain dict of
+    text stands in for it."""
+    st.register_type_strategy(type(os.environ), st.dictionaries(st.text(), st.text()))
 
 
 def bound_sizes() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -170,3 +171,17 @@ def test_on_python_3_12_a_function_with_all_its_calls_kept_is_called_back_no_mor
     recorder._record = counted  # type: ignore[method-assign]
     _record(recorder, lambda: [double(n) for n in range(1000)])
     assert len(recorded) == observe.MAX_CALLS
+
+
+def test_the_process_environment_passed_to_the_code_is_not_written_out(sources):
+    # A report is published (a pull request's comment, an HTML artifact): the
+    # environment's API keys and tokens must not travel in it.
+    from pricing.core import double
+
+    def doubled_environment() -> None:
+        with pytest.raises(TypeError):
+            double(os.environ)
+
+    observed = _record(CallRecorder([str(sources)]), doubled_environment)
+    (call,) = observed[0].calls
+    assert call["value"] == ["<unrepresentable>", "os._Environ"]

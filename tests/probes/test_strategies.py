@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+from collections.abc import Mapping
 
 from hypothesis import find
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from auditor.probes import child
+from auditor.probes import child, strategies
 from auditor.probes.child import _run_forked
 from auditor.probes.search import search_settings
 from auditor.probes.strategies import items_of, tolerant
@@ -63,3 +65,28 @@ def test_an_iterator_gives_no_items_and_keeps_its_own():
 def test_a_collection_gives_its_first_five_items():
     assert items_of(range(10**18)) == [0, 1, 2, 3, 4]
     assert items_of({"a": 1, "b": 2}) == ["a", "b"]
+
+
+def _mappings_drawn() -> list[str]:
+    """In a forked probe: what a search over `Mapping` arguments drew, by type."""
+    strategies.register_types()
+    drawn: list[str] = []
+
+    def keep(value: object) -> bool:
+        drawn.append("the environment" if value is os.environ else type(value).__name__)
+        return False
+
+    with contextlib.suppress(NoSuchExample):
+        find(st.from_type(Mapping), keep, settings=search_settings(300, shrink=False))
+    return drawn
+
+
+def test_the_process_environment_is_never_an_input(monkeypatch):
+    # Hypothesis resolves abstract mappings to `os.environ` too: a finding's input
+    # would print the environment, API keys and tokens with it, into the report.
+    monkeypatch.setattr(child, "_memory_limit_mb", 1 << 20)
+    monkeypatch.setattr(child, "_growth_limit_mb", 4096)
+    text, why = _run_forked(_mappings_drawn, budget=60)
+    drawn = json.loads(text or "[]")
+    assert len(drawn) >= 50, why
+    assert "the environment" not in drawn
