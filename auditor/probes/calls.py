@@ -14,6 +14,7 @@ import inspect
 import linecache
 import sys
 import typing
+from collections.abc import Callable
 from types import CodeType, FunctionType, TracebackType
 from typing import Any
 
@@ -70,6 +71,39 @@ class NotProbeable(Exception):
     """The function cannot be called with generated inputs; the message says why."""
 
 
+def constructor_arguments(kind: type, arguments: Example) -> tuple[list[Any], dict[str, Any]]:
+    """An `__init__` call's recorded arguments as a call of `kind`: by keyword where they
+    can be, leaving out those at their default."""
+    positional: list[Any] = []
+    keyword: dict[str, Any] = {}
+    parameters = list(inspect.signature(kind.__init__).parameters.values())[1:]
+    spread = any(p.kind == p.VAR_POSITIONAL and arguments.get(p.name) for p in parameters)
+    for parameter in parameters:
+        if parameter.name not in arguments:
+            continue
+        value = arguments[parameter.name]
+        if parameter.kind == parameter.VAR_POSITIONAL:
+            positional += list(value)
+        elif parameter.kind == parameter.VAR_KEYWORD:
+            keyword.update(value)
+        elif parameter.kind == parameter.POSITIONAL_ONLY or (
+            spread and parameter.kind == parameter.POSITIONAL_OR_KEYWORD
+        ):
+            positional.append(value)
+        elif not _is_default(parameter, value):
+            keyword[parameter.name] = value
+    return positional, keyword
+
+
+def _is_default(parameter: inspect.Parameter, value: object) -> bool:
+    default = parameter.default
+    if default is inspect.Parameter.empty or type(value) is not type(default):
+        return False
+    with contextlib.suppress(Exception):
+        return bool(value == default)
+    return False
+
+
 def _is_mutable(value: object) -> bool:
     return not isinstance(value, (int, float, complex, str, bytes, bool, tuple, frozenset))
 
@@ -100,6 +134,8 @@ class Subject:
         self.observed = [self._evaluate_call(call) for call in spec.observed]
         self.observed = [call for call in self.observed if call is not None]
         self.params: list[ParamStrategy] = []
+        self.constructions: list[Example] = []
+        self._built: list[Any] = []
         self.hangs = 0
         self.strategy = self._build_strategy()
 
@@ -234,6 +270,46 @@ class Subject:
             strategy = st.one_of(strategy, st.sampled_from(explicit))
         return strategy, source, edges
 
+    def _constructions(self) -> list[Example]:
+        """The arguments the tests built instances of the method's class with, each
+        rebuilt: `builds` fills only required arguments, and a method's checks often
+        need a configured object (`Length(max=1)`, not `Length()`)."""
+        assert self.owner_class is not None
+        initializer = inspect.unwrap(self.owner_class.__init__)
+        calls = self.spec.constructions.get(getattr(initializer, "__qualname__", ""), [])
+        rebuilt = (self._evaluate_call(call) for call in calls)
+        return [arguments for arguments in rebuilt if arguments is not None]
+
+    def construct(self, arguments: Example) -> Any:
+        assert self.owner_class is not None
+        positional, keyword = constructor_arguments(self.owner_class, arguments)
+        return self.owner_class(*positional, **keyword)
+
+    def construction_text(self, instance: object, show: Callable[[Any], str]) -> str | None:
+        """The call that builds an instance equal to this one as a test did, its
+        arguments shown by `show`; None when no test built one like it."""
+        assert self.owner_class is not None
+        for arguments, built in zip(self.constructions, self._built, strict=True):
+            with contextlib.suppress(Exception):
+                if equal(built, instance):
+                    positional, keyword = constructor_arguments(self.owner_class, arguments)
+                    shown = [show(value) for value in positional]
+                    shown += [f"{name}={show(value)}" for name, value in keyword.items()]
+                    return f"{self.owner_class.__name__}({', '.join(shown)})"
+        return None
+
+    def _constructed(self) -> list[Any]:
+        """Instances built as the tests built them (`constructions` keeps the arguments
+        of each)."""
+        for arguments in self._constructions():
+            try:
+                instance = self.construct(arguments)
+            except Exception:
+                continue  # the call depended on what the test had set up
+            self.constructions.append(arguments)
+            self._built.append(instance)
+        return list(self._built)
+
     def _self_strategy(self) -> st.SearchStrategy[Any]:
         assert self.owner_class is not None
         instances = self._observed_values("self")
@@ -248,18 +324,20 @@ class Subject:
             pass
         if instances:
             options.append(st.sampled_from(instances))
+        constructed = self._constructed()
+        if constructed:
+            options.append(st.sampled_from(constructed))
         if not options:
             raise NotProbeable(
                 f"cannot build a {self.owner_class.__name__}: its __init__ has arguments "
                 "without type hints, and no instance seen in the tests has a literal repr"
             )
-        detail = "builds" if options and not instances else "observed"
+        seen = instances or constructed
+        detail = f"{self.owner_class.__name__} instances"
+        if constructed:
+            detail += f", {len(constructed)} built as the tests built them"
         self.params.append(
-            ParamStrategy(
-                name="self",
-                source="type hint" if detail == "builds" else "observed",
-                detail=f"{self.owner_class.__name__} instances",
-            )
+            ParamStrategy(name="self", source="observed" if seen else "type hint", detail=detail)
         )
         return st.one_of(options)
 
@@ -303,12 +381,19 @@ class Subject:
         shown = [short_repr(v, 200) for v in positional]
         shown += [f"{k}={short_repr(v, 200)}" for k, v in keyword.items()]
         if self.is_method:
-            return f"{short_repr(example['self'], 300)}.{self.name}({', '.join(shown)})"
+            instance = example["self"]
+            built = self.construction_text(instance, lambda value: short_repr(value, 200))
+            return f"{built or short_repr(instance, 300)}{self.attribute}({', '.join(shown)})"
         if self.is_constructor:
             assert self.owner_class is not None
             return f"{self.owner_class.__name__}({', '.join(shown)})"
         prefix = f"{self.owner_class.__name__}." if self.owner_class else ""
         return f"{prefix}{self.name}({', '.join(shown)})"
+
+    @property
+    def attribute(self) -> str:
+        """What follows an instance to call the method: `.name`, nothing for `__call__`."""
+        return "" if self.name == "__call__" else f".{self.name}"
 
     def _arguments(self, example: Example) -> tuple[list[Any], dict[str, Any]]:
         positional: list[Any] = []

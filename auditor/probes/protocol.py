@@ -27,6 +27,10 @@ class TargetSpec:
     documented_raises: list[str]
     doc_literals: list[str]
     observed: list[dict[str, tuple[str, str]]]
+    constructions: dict[str, list[dict[str, tuple[str, str]]]] = field(default_factory=dict)
+    """For a method: the arguments of the `__init__` calls whose `self` was of its
+    class, by the `__init__`'s qualname (a subclass's own `__init__` calls its base's
+    with other arguments: only the one the class resolves to builds it)."""
 
 
 @dataclass

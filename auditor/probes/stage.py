@@ -81,6 +81,9 @@ class _Measured:
     """The lines reliable tests ran, by file."""
     observed: dict[tuple[str, str], list[dict[str, tuple[str, str]]]]
     """The calls the tests made, by (file, function)."""
+    constructions: dict[str, dict[str, list[dict[str, tuple[str, str]]]]]
+    """The `__init__` calls the tests made, without `self`: by the dotted name of the
+    class built, then by the `__init__`'s qualname."""
 
     @classmethod
     def of(cls, baseline: BaselineSection) -> _Measured:
@@ -90,9 +93,16 @@ class _Measured:
                 for file, lines in test.lines.items():
                     reached[file].update(lines)
         observed: dict[tuple[str, str], list[dict[str, tuple[str, str]]]] = {}
+        constructions: dict[str, dict[str, list[dict[str, tuple[str, str]]]]] = {}
         for entry in baseline.observed:
             observed.setdefault((entry.file, entry.qualname), entry.calls)
-        return cls(reached, observed)
+            if entry.qualname.rpartition(".")[2] == "__init__":
+                for call in entry.calls:
+                    if "self" in call:
+                        built = constructions.setdefault(call["self"][1], {})
+                        arguments = {name: value for name, value in call.items() if name != "self"}
+                        built.setdefault(entry.qualname, []).append(arguments)
+        return cls(reached, observed, constructions)
 
 
 def _target_spec(project: Project, target: Target, measured: _Measured) -> TargetSpec:
@@ -110,7 +120,15 @@ def _target_spec(project: Project, target: Target, measured: _Measured) -> Targe
         documented_raises=list(target.documented_raises),
         doc_literals=list(target.doc_literals),
         observed=measured.observed.get((target.file, target.qualname), []),
+        constructions=measured.constructions.get(_built_class(target), {})
+        if target.kind == "method"
+        else {},
     )
+
+
+def _built_class(target: Target) -> str:
+    """The dotted name the baseline records a method's instances under."""
+    return f"{target.module}.{target.qualname.rpartition('.')[0]}"
 
 
 def _survivors(

@@ -88,7 +88,8 @@ def render(
     for param in sorted(check_state | ({"self"} if subject.is_method else set())):
         if param in example:
             variable = "subject" if param == "self" else param
-            body.append(f"{variable} = {literal(example[param])}")
+            text = _instance(subject, example[param], literal) if param == "self" else None
+            body.append(f"{variable} = {text or literal(example[param])}")
             names[param] = variable
     positional, keyword = subject._arguments(example)
     parameter_names = [n for n in subject.signature.parameters if n in example and n != "self"]
@@ -102,7 +103,7 @@ def render(
     if subject.is_method:
         if "self" not in names:
             raise NoLiteral("no instance")
-        call = f"subject.{subject.name}({', '.join(arguments)})"
+        call = f"subject{subject.attribute}({', '.join(arguments)})"
         imported = owner
     elif subject.is_constructor:
         assert owner is not None
@@ -143,6 +144,14 @@ def render(
     lines = [*header, "", "", f"def {name}():", f'    """{docstring}"""']
     lines += [f"    {line}" for line in body]
     return "\n".join(lines) + "\n"
+
+
+def _instance(subject: Subject, instance: Any, literal: Literals) -> str | None:
+    """The instance built as a test built it, when its repr is no literal."""
+    try:
+        return literal(instance)
+    except NoLiteral:
+        return subject.construction_text(instance, literal)
 
 
 def _yields(call: str, value: Drained, literal: Literals) -> str:

@@ -450,6 +450,55 @@ def test_a_survivor_no_probe_input_runs_is_not_shown_rather_than_likely_equivale
     assert "ran the mutated line" in witness["reason"]
 
 
+CONFIGURED = """
+class TooLong(Exception):
+    pass
+
+
+class Length:
+    def __init__(self, most=None, error=None):
+        self.most = most
+        self.error = error or "too long"
+
+    def __repr__(self):
+        return f"<Length most={self.most!r}>"
+
+    def __call__(self, value: str) -> str:
+        if self.most is not None and len(value) > self.most:
+            raise TooLong(self.error)
+        return value
+"""
+
+
+def test_a_method_s_survivor_is_witnessed_on_an_instance_built_as_the_tests_built_one(
+    tmp_path,
+):
+    # `builds(Length)` makes only `Length()`, on which no check of `__call__` runs, and
+    # the instance's repr does not rebuild it: the tests' `Length(most=2)` does both.
+    root = _project(
+        tmp_path,
+        CONFIGURED,
+        """
+        from pkg.core import Length
+
+        def test_a_short_value_passes():
+            assert Length(most=2)("a") is not None
+        """,
+    )
+    report = _report_of(root)
+    survivors = {
+        m["id"]
+        for m in report["mutation"]["mutants"]
+        if m["function"] == "Length.__call__" and m["status"] == "Survived"
+    }
+    witnesses = [w for w in report["probes"]["witnesses"] if w["mutant_id"] in survivors]
+    assert len(witnesses) == len(survivors) >= 3
+    assert all(w["status"] == "found" for w in witnesses), witnesses
+    assert all(w["input"].startswith("Length(most=2)(") for w in witnesses)
+    assert all("    subject = Length(most=2)\n" in w["test"] for w in witnesses)
+    assert all("subject(" in w["test"] for w in witnesses)
+
+
 STUCK_IN_C = """
 import collections
 
