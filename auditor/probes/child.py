@@ -9,6 +9,7 @@ results are appended as JSON lines to the spec's results file."""
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import math
 import os
@@ -35,7 +36,8 @@ from auditor.probes.protocol import (
 from auditor.report import FunctionProbe, ParamStrategy, Witness
 
 if TYPE_CHECKING:  # imported once the probe process is set up (`main`)
-    from auditor.probes.witness import Inputs
+    from auditor.probes.calls import Subject
+    from auditor.probes.witness import Inputs, WitnessBatch
 
 
 def _run_forked(work: Callable[[], object], budget: float) -> tuple[str | None, str]:
@@ -259,25 +261,20 @@ def _output_to_log(spec: ProbeSpec) -> int:
 
 
 class _Work:
-    """The functions of the spec, made callable once, and the two kinds of work item:
-    probing a function, and searching witnesses for a file's survivors."""
+    """The two kinds of work item: probing a function, and searching witnesses for a
+    file's survivors. Each item makes the functions it calls callable in its own fork:
+    making one evaluates the values the tests passed and builds instances, whose side
+    effects must not reach later items (which items a process gets varies from run to
+    run), and a run about one change needs a few of the project's functions, not all."""
 
     def __init__(self, spec: ProbeSpec, results: IO[str]) -> None:
-        from auditor.probes.calls import NotProbeable, Subject
-
         self.spec, self.results = spec, results
         self.source_files = set(spec.source_files)
         self.targets = {target.key: target for target in spec.targets}
-        self.subjects: dict[str, Subject] = {}
-        self.unprobeable: dict[str, tuple[str, str]] = {}
-        for target in spec.targets:
-            try:
-                self.subjects[target.key] = Subject(target, self.source_files)
-            except NotProbeable as why:
-                self.unprobeable[target.key] = ("not probeable", str(why))
-            except Exception as error:
-                reason = f"{type(error).__name__}: {error}".splitlines()[0]
-                self.unprobeable[target.key] = ("failed", reason)
+        for module in sorted({target.module for target in spec.targets}):
+            # Imported before the warm-up, whose first draw collects their constants.
+            with contextlib.suppress(Exception):
+                importlib.import_module(module)
         self.generated: dict[str, Inputs] = {}
         """Witness inputs generated per function, reused by later searches."""
 
@@ -293,30 +290,60 @@ class _Work:
     def emit(self, result: FunctionResult | WitnessResult) -> None:
         self.results.write(wire.encode(result) + "\n")
 
-    def probe(self, key: str) -> None:
+    def _subject(self, key: str) -> Subject | FunctionProbe:
+        """The function made callable, or the record of why it cannot be."""
+        from auditor.probes.calls import NotProbeable, Subject
+
+        target = self.targets[key]
+        try:
+            return Subject(target, self.source_files)
+        except NotProbeable as why:
+            return _probe(target, "not probeable", str(why), [])
+        except Exception as error:
+            reason = f"{type(error).__name__}: {error}".splitlines()[0]
+            return _probe(target, "failed", reason, [])
+
+    def _probed(self, key: str) -> FunctionResult:
         from auditor.probes.search import probe_function
 
-        target, spec = self.targets[key], self.spec
-        if key in self.unprobeable:
-            status, reason = self.unprobeable[key]
-            self.emit(FunctionResult(probe=_probe(target, status, reason, [])))
-            return
-        subject = self.subjects[key]
-        text, reason = _run_forked(lambda: probe_function(subject, spec), spec.time_budget)
+        subject = self._subject(key)
+        if isinstance(subject, FunctionProbe):
+            return FunctionResult(probe=subject)
+        return probe_function(subject, self.spec)
+
+    def _params(self, key: str) -> list[ParamStrategy]:
+        subject = self._subject(key)
+        return [] if isinstance(subject, FunctionProbe) else subject.params
+
+    def probe(self, key: str) -> None:
+        spec = self.spec
+        text, reason = _run_forked(lambda: self._probed(key), spec.time_budget)
         if text is not None:
             self.results.write(text + "\n")
-        else:
-            self.emit(FunctionResult(probe=_probe(target, "failed", reason, subject.params)))
+            return
+        # What it was probed with, made again in a fork of its own: the probe ran out of
+        # time or crashed, making it did not.
+        shown, _ = _run_forked(lambda: self._params(key), spec.time_budget)
+        params = [ParamStrategy(**param) for param in json.loads(shown or "[]")]
+        self.emit(FunctionResult(probe=_probe(self.targets[key], "failed", reason, params)))
+
+    def _searched(self, group: str) -> WitnessBatch:
+        from auditor.probes.witness import witnesses_for_group
+
+        survivors = self.groups[group]
+        keys = sorted({key for survivor in survivors for key in survivor.targets})
+        made = {key: self._subject(key) for key in keys}
+        subjects = {key: made[key] for key in keys if not isinstance(made[key], FunctionProbe)}
+        return witnesses_for_group(
+            survivors, subjects, self.spec, self.alive, _run_forked, self.generated
+        )
 
     def search(self, group: str) -> None:
-        from auditor.probes.witness import WitnessBatch, witnesses_for_group
+        from auditor.probes.witness import WitnessBatch
 
         survivors, spec = self.groups[group], self.spec
         text, reason = _run_forked(
-            lambda: witnesses_for_group(
-                survivors, self.subjects, spec, self.alive, _run_forked, self.generated
-            ),
-            spec.time_budget * (len(survivors) + 2),
+            lambda: self._searched(group), spec.time_budget * (len(survivors) + 2)
         )
         if text is not None:
             batch = wire.decode(WitnessBatch, text)

@@ -4,6 +4,9 @@ the class resolves to count (a subclass's `__init__` calls its base's with other
 
 from __future__ import annotations
 
+import importlib
+import io
+import json
 import sys
 import textwrap
 from dataclasses import replace
@@ -11,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from auditor.probes import child
 from auditor.probes.calls import Subject, constructor_arguments
+from auditor.probes.protocol import ProbeSpec
 from tests.conftest import target_spec
 
 SOURCE = """
@@ -32,6 +37,17 @@ class Length(Base):
 class Short(Base):
     def check(self, value: str) -> bool:
         return self.error is None
+
+
+MADE = []
+
+
+class Registered:
+    def __init__(self, name=None):
+        MADE.append(name)
+
+    def check(self, value: str) -> bool:
+        return bool(value)
 """
 
 
@@ -108,3 +124,39 @@ def test_a_subclass_without_its_own_init_is_built_by_its_base_s(module):
 def test_an_instance_no_test_built_has_no_construction_to_show(module):
     subject = _subject(module, "Length.check", LENGTH_CALLS)
     assert subject.construction_text(subject.construct({"most": 5}), repr) is None
+
+
+def test_an_item_makes_its_functions_in_its_own_fork(module, monkeypatch):
+    # Building `Registered(name='x')` has a side effect: made in the probe process, it
+    # would reach every later item, and which items a process gets varies between runs.
+    monkeypatch.setattr(child, "_memory_limit_mb", 1 << 20)
+    monkeypatch.setattr(child, "_growth_limit_mb", 4096)
+    name, path = module
+    target = target_spec(f"{path.name}::Registered.check", str(path.resolve()), name)
+    calls = {"Registered.__init__": [{"name": ("'x'", "str")}]}
+    target = replace(target, kind="method", constructions=calls)
+    spec = ProbeSpec(
+        root=str(path.parent),
+        source_files=[str(path.resolve())],
+        allowed_roots=[],
+        guard=False,
+        memory_limit_mb=1 << 20,
+        growth_limit_mb=4096,
+        log_file="",
+        results_file="",
+        max_examples=5,
+        witness_examples=5,
+        time_budget=30.0,
+        call_timeout=0.5,
+        expected_exceptions=[],
+        targets=[target],
+        survivors=[],
+        items=[("probe", target.key)],
+    )
+    results = io.StringIO()
+    work = child._Work(spec, results)
+    work.probe(target.key)
+    (result,) = [json.loads(line) for line in results.getvalue().splitlines()]
+    assert result["probe"]["status"] == "probed"
+    assert "1 built as the tests built them" in result["probe"]["params"][0]["detail"]
+    assert importlib.import_module(name).MADE == []
