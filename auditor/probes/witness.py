@@ -107,15 +107,32 @@ _VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items())
 
 
 def _pickled(example: Example) -> bytes:
-    """`pickle.dumps`, and the dict views Hypothesis draws for `Iterable` and
-    `Collection` parameters (pickle has no reducer for them) as views of a fresh dict:
-    without them, a function that draws views would have its inputs generated again by
-    its survivors' search."""
+    """`pickle.dumps`, and what Hypothesis draws for `Iterable` and `Collection`
+    parameters that pickle has no reducer for: dict views (as views of a fresh dict) and
+    memoryviews. Without them, a function that draws one would have its inputs generated
+    again by its survivors' search."""
     buffer = io.BytesIO()
     pickler = pickle.Pickler(buffer)
-    pickler.dispatch_table = {**copyreg.dispatch_table, **dict.fromkeys(_VIEWS, _reduce_view)}
+    pickler.dispatch_table = {
+        **copyreg.dispatch_table,
+        **dict.fromkeys(_VIEWS, _reduce_view),
+        memoryview: _reduce_memoryview,
+    }
     pickler.dump(example)
     return buffer.getvalue()
+
+
+def _reduce_memoryview(
+    view: memoryview,
+) -> tuple[Callable[..., memoryview], tuple[bytes, bool, str, tuple[int, ...]]]:
+    """Hypothesis draws `binary().map(memoryview)` for `Sized` and `Iterable` (an input
+    in eight on marshmallow's `Length.__call__`), which pickle refuses."""
+    return _memoryview, (view.tobytes(), view.readonly, view.format, view.shape or ())
+
+
+def _memoryview(data: bytes, readonly: bool, form: str, shape: tuple[int, ...]) -> memoryview:
+    view = memoryview(data if readonly else bytearray(data))
+    return view if (form, shape) == ("B", (len(data),)) else view.cast(form, shape)
 
 
 def _reduce_view(view: Any) -> tuple[Callable[[str, list[Any]], Any], tuple[str, list[Any]]]:

@@ -248,6 +248,28 @@ def test_dict_views_drawn_for_an_iterable_are_handed_back_too(module, monkeypatc
     }
 
 
+def test_memoryviews_drawn_for_a_sized_argument_are_handed_back_too(module, monkeypatch):
+    subject = _subject(module, "scale")
+    drawn = {
+        "bytes": memoryview(b"ab"),
+        "writable": memoryview(bytearray(b"cd")),
+        "words": memoryview(bytearray(8)).cast("I"),
+    }
+    monkeypatch.setattr(subject, "strategy", st.just(drawn))
+    handed_back = _unpickled(_tried_inputs(subject, _spec(5)).pickled)
+    assert handed_back is not None
+    (example,) = handed_back
+    described = {
+        name: (view.tolist(), view.readonly, view.format, view.shape)
+        for name, view in example.items()
+    }
+    assert described == {
+        "bytes": ([97, 98], True, "B", (2,)),
+        "writable": ([99, 100], False, "B", (2,)),
+        "words": ([0, 0], False, "I", (2,)),
+    }
+
+
 def _line_of(module: tuple[str, Path], text: str) -> int:
     lines = module[1].read_text().splitlines()
     return next(number for number, line in enumerate(lines, 1) if text in line)
