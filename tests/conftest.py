@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from auditor.cli import cli
 from auditor.containment import pids
 from auditor.containment.isolation import choose
 from auditor.errors import ExitCode
-from auditor.probes.protocol import TargetSpec
+from auditor.probes.protocol import ProbeSpec, TargetSpec
 from auditor.report import Mutant
 from auditor.stages import STAGES
 
@@ -410,6 +411,39 @@ def a_mutant(mutant_id: str, **fields: Any) -> Mutant:
         "path": "swap",
     }
     return Mutant(id=mutant_id, **{**defaults, **fields})
+
+
+def probe_spec(**fields: Any) -> ProbeSpec:
+    """A probe process's spec with nothing to do and no limit in the way; `fields` set
+    what a test needs."""
+    defaults: dict[str, Any] = {
+        "root": "/",
+        "source_files": [],
+        "allowed_roots": [],
+        "guard": False,
+        "memory_limit_mb": 1024,
+        "growth_limit_mb": 128,
+        "log_file": "",
+        "results_file": "",
+        "max_examples": 40,
+        "witness_examples": 40,
+        "time_budget": 10.0,
+        "call_timeout": 0.5,
+        "expected_exceptions": [],
+        "targets": [],
+        "items": [],
+        "survivors": [],
+    }
+    return ProbeSpec(**{**defaults, **fields})
+
+
+def source_module(source: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
+    """`source` as an importable module of a name of its own in `folder`: (name, path)."""
+    name = f"module_{abs(hash(folder)) % 10**8}"
+    path = folder / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    monkeypatch.syspath_prepend(str(folder))
+    return name, path
 
 
 def target_spec(key: str, path: str, module: str, line: int = 1) -> TargetSpec:

@@ -8,7 +8,6 @@ import importlib
 import io
 import json
 import sys
-import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,8 +15,7 @@ import pytest
 
 from auditor.probes import child
 from auditor.probes.calls import Subject, constructor_arguments
-from auditor.probes.protocol import ProbeSpec
-from tests.conftest import target_spec
+from tests.conftest import probe_spec, source_module, target_spec
 
 SOURCE = """
 class Base:
@@ -82,10 +80,7 @@ def test_recorded_star_arguments_are_spread_and_what_comes_before_goes_by_positi
 
 @pytest.fixture
 def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    name = f"constructions_{abs(hash(tmp_path)) % 10**8}"
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(SOURCE))
-    monkeypatch.syspath_prepend(str(tmp_path))
+    name, path = source_module(SOURCE, tmp_path, monkeypatch)
     yield name, path
     sys.modules.pop(name, None)
 
@@ -135,22 +130,13 @@ def test_an_item_makes_its_functions_in_its_own_fork(module, monkeypatch):
     target = target_spec(f"{path.name}::Registered.check", str(path.resolve()), name)
     calls = {"Registered.__init__": [{"name": ("'x'", "str")}]}
     target = replace(target, kind="method", constructions=calls)
-    spec = ProbeSpec(
+    spec = probe_spec(
         root=str(path.parent),
         source_files=[str(path.resolve())],
-        allowed_roots=[],
-        guard=False,
-        memory_limit_mb=1 << 20,
-        growth_limit_mb=4096,
-        log_file="",
-        results_file="",
         max_examples=5,
         witness_examples=5,
         time_budget=30.0,
-        call_timeout=0.5,
-        expected_exceptions=[],
         targets=[target],
-        survivors=[],
         items=[("probe", target.key)],
     )
     results = io.StringIO()

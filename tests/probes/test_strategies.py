@@ -8,6 +8,7 @@ import json
 import os
 from collections.abc import Mapping
 
+import pytest
 from hypothesis import find
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
@@ -44,11 +45,15 @@ def _built_steps() -> list[int]:
     return built
 
 
-def test_a_value_that_takes_long_to_build_is_left_out(monkeypatch):
-    # The memory limits are a probe process's, set from its spec: here, out of the way
-    # (a test worker's address space alone can pass the default limit).
+@pytest.fixture
+def unlimited(monkeypatch):
+    """The memory limits are a probe process's, set from its spec: here, out of the way
+    (a test worker's address space alone can pass the default limit)."""
     monkeypatch.setattr(child, "_memory_limit_mb", 1 << 20)
     monkeypatch.setattr(child, "_growth_limit_mb", 4096)
+
+
+def test_a_value_that_takes_long_to_build_is_left_out(unlimited):
     text, why = _run_forked(_built_steps, budget=60)
     built = json.loads(text or "[]")
     assert len(built) >= 10, why
@@ -81,11 +86,9 @@ def _mappings_drawn() -> list[str]:
     return drawn
 
 
-def test_the_process_environment_is_never_an_input(monkeypatch):
+def test_the_process_environment_is_never_an_input(unlimited):
     # Hypothesis resolves abstract mappings to `os.environ` too: a finding's input
     # would print the environment, API keys and tokens with it, into the report.
-    monkeypatch.setattr(child, "_memory_limit_mb", 1 << 20)
-    monkeypatch.setattr(child, "_growth_limit_mb", 4096)
     text, why = _run_forked(_mappings_drawn, budget=60)
     drawn = json.loads(text or "[]")
     assert len(drawn) >= 50, why

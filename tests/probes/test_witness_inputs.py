@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -27,7 +26,7 @@ from auditor.probes.witness import (
     witnesses_for_group,
 )
 from auditor.report import Witness
-from tests.conftest import target_spec
+from tests.conftest import probe_spec, source_module, target_spec
 
 SOURCE = """
 import threading
@@ -69,10 +68,7 @@ def reserve(n: int) -> list[int]:
 
 @pytest.fixture
 def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    name = f"witness_inputs_{abs(hash(tmp_path)) % 10**8}"
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(SOURCE))
-    monkeypatch.syspath_prepend(str(tmp_path))
+    name, path = source_module(SOURCE, tmp_path, monkeypatch)
     yield name, path
     sys.modules.pop(name, None)
 
@@ -84,24 +80,7 @@ def _subject(module: tuple[str, Path], qualname: str) -> Subject:
 
 
 def _spec(examples: int = 40, call_timeout: float = 0.5) -> ProbeSpec:
-    return ProbeSpec(
-        root="/",
-        source_files=[],
-        allowed_roots=[],
-        guard=False,
-        memory_limit_mb=1024,
-        growth_limit_mb=128,
-        log_file="",
-        results_file="",
-        max_examples=examples,
-        witness_examples=examples,
-        time_budget=10.0,
-        call_timeout=call_timeout,
-        expected_exceptions=[],
-        targets=[],
-        items=[],
-        survivors=[],
-    )
+    return probe_spec(max_examples=examples, witness_examples=examples, call_timeout=call_timeout)
 
 
 def test_the_inputs_handed_back_are_the_ones_generation_gives(module):
