@@ -321,9 +321,9 @@ class _Work:
         if text is not None:
             self.results.write(text + "\n")
             return
-        # What it was probed with, made again in a fork of its own: the probe ran out of
-        # time or crashed, making it did not.
-        shown, _ = _run_forked(lambda: self._params(key), spec.time_budget)
+        # What it was probed with, made again in a fork of its own (making one takes
+        # milliseconds): the probe ran out of time or crashed, making it did not.
+        shown, _ = _run_forked(lambda: self._params(key), 4 * spec.call_timeout)
         params = [ParamStrategy(**param) for param in json.loads(shown or "[]")]
         self.emit(FunctionResult(probe=_probe(self.targets[key], "failed", reason, params)))
 

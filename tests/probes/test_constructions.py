@@ -4,18 +4,14 @@ the class resolves to count (a subclass's `__init__` calls its base's with other
 
 from __future__ import annotations
 
-import importlib
-import io
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from auditor.probes import child
 from auditor.probes.calls import Subject, constructor_arguments
-from tests.conftest import probe_spec, source_module, target_spec
+from tests.conftest import source_module, target_spec
 
 SOURCE = """
 class Base:
@@ -35,17 +31,6 @@ class Length(Base):
 class Short(Base):
     def check(self, value: str) -> bool:
         return self.error is None
-
-
-MADE = []
-
-
-class Registered:
-    def __init__(self, name=None):
-        MADE.append(name)
-
-    def check(self, value: str) -> bool:
-        return bool(value)
 """
 
 
@@ -119,30 +104,3 @@ def test_a_subclass_without_its_own_init_is_built_by_its_base_s(module):
 def test_an_instance_no_test_built_has_no_construction_to_show(module):
     subject = _subject(module, "Length.check", LENGTH_CALLS)
     assert subject.construction_text(subject.construct({"most": 5}), repr) is None
-
-
-def test_an_item_makes_its_functions_in_its_own_fork(module, monkeypatch):
-    # Building `Registered(name='x')` has a side effect: made in the probe process, it
-    # would reach every later item, and which items a process gets varies between runs.
-    monkeypatch.setattr(child, "_memory_limit_mb", 1 << 20)
-    monkeypatch.setattr(child, "_growth_limit_mb", 4096)
-    name, path = module
-    target = target_spec(f"{path.name}::Registered.check", str(path.resolve()), name)
-    calls = {"Registered.__init__": [{"name": ("'x'", "str")}]}
-    target = replace(target, kind="method", constructions=calls)
-    spec = probe_spec(
-        root=str(path.parent),
-        source_files=[str(path.resolve())],
-        max_examples=5,
-        witness_examples=5,
-        time_budget=30.0,
-        targets=[target],
-        items=[("probe", target.key)],
-    )
-    results = io.StringIO()
-    work = child._Work(spec, results)
-    work.probe(target.key)
-    (result,) = [json.loads(line) for line in results.getvalue().splitlines()]
-    assert result["probe"]["status"] == "probed"
-    assert "1 built as the tests built them" in result["probe"]["params"][0]["detail"]
-    assert importlib.import_module(name).MADE == []
