@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from auditor.baseline.stage import run_baseline
+from auditor.baseline.stage import kept_whole, run_baseline
 from auditor.containment.memory import release_freed_memory
 from auditor.context import RunContext
 from auditor.draft import Draft, assemble
@@ -138,7 +138,7 @@ def _escalates(run: RunContext, draft: Draft) -> bool:
 
 def _baseline_line(draft: Draft) -> str:
     assert draft.baseline is not None
-    kept = ", kept from an earlier run" if draft.baseline.reuse.startswith("kept") else ""
+    kept = ", kept from an earlier run" if kept_whole(draft.baseline) else ""
     return f"{draft.baseline.passed} passed, {draft.baseline.excluded} excluded{kept}"
 
 

@@ -35,6 +35,14 @@ def _file_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
+KEPT_WHOLE = "kept from an earlier run: nothing it depends on changed"
+
+
+def kept_whole(baseline: BaselineSection) -> bool:
+    """Whether the baseline is an earlier run's, unchanged: nothing the tests run changed."""
+    return baseline.reuse == KEPT_WHOLE
+
+
 def run_baseline(
     run: RunContext, store: known.BaselineStore | None = None
 ) -> tuple[BaselineSection, CoverageSection]:
@@ -52,8 +60,7 @@ def run_baseline(
     plan: known.Partial | str = "no baseline kept for these settings"
     if earlier is not None:
         if not known.changes(earlier.manifest, now):
-            reuse = "kept from an earlier run: nothing it depends on changed"
-            return earlier.baseline.model_copy(update={"reuse": reuse}), earlier.coverage
+            return earlier.baseline.model_copy(update={"reuse": KEPT_WHOLE}), earlier.coverage
         plan = known.partial(earlier, now, run.project)
     if isinstance(plan, known.Partial) and earlier is not None:
         baseline, coverage, keys = _measured(run, plan, earlier)

@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from auditor.baseline.stage import kept_whole
 from auditor.context import RunContext
 from auditor.errors import ConfigError
 from auditor.mutation.cache import ResultCache
@@ -20,13 +21,15 @@ from auditor.report import BaselineSection
 
 @contextlib.contextmanager
 def mutation_pool(run: RunContext, baseline: BaselineSection) -> Iterator[RunnerPool | DaskPool]:
-    """The workers of a mutation run. On a first run (nothing cached) local runners start
-    at once, so they collect the tests while the caller goes on (the smells, planning);
-    a rerun starts them only if some mutant has no cached verdict."""
+    """The workers of a mutation run. Local runners start at once when some mutant will
+    surely need them (nothing cached yet, or the tests or the code changed since the
+    baseline was kept), so they collect the tests while the caller goes on (the smells,
+    planning); a rerun with nothing changed starts them only if some mutant has no
+    cached verdict."""
     with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
         pool = _pool(run, baseline, Path(scratch), run.config.workers)
         try:
-            if isinstance(pool, RunnerPool) and _first_run(run):
+            if isinstance(pool, RunnerPool) and (not kept_whole(baseline) or _first_run(run)):
                 pool.start()
             yield pool
         finally:

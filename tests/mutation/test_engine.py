@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -443,15 +444,13 @@ def _runners_started_by(pid: int) -> list[int]:
     return runners
 
 
-@pytest.mark.slow
-def test_a_first_run_starts_its_runners_before_the_smell_check_and_a_rerun_none(
-    project_copy,
-):
+def _runners_at_smells(root: Path, edits: list[Callable[[], None]]) -> list[list[int]]:
+    """Audit `root` in this process once, then again after each edit: the runners each
+    audit had started when its smell check began."""
     from auditor.config import AuditConfig
     from auditor.pipeline import run_audit as audit_in_process
     from auditor.progress import SilentProgress
 
-    root = project_copy("ledger")
     runners_at_smells: list[list[int]] = []
 
     class WatchStages(SilentProgress):
@@ -460,11 +459,37 @@ def test_a_first_run_starts_its_runners_before_the_smell_check_and_a_rerun_none(
                 runners_at_smells.append(_runners_started_by(os.getpid()))
 
     config = AuditConfig(probes=False, jobs=2)
-    audit_in_process(["tests_strong"], config, root, WatchStages())
-    audit_in_process(["tests_strong"], config, root, WatchStages())
-    first, rerun = runners_at_smells
+    for edit in [lambda: None, *edits]:
+        edit()
+        audit_in_process(["tests_strong"], config, root, WatchStages())
+    return runners_at_smells
+
+
+@pytest.mark.slow
+def test_a_first_run_starts_its_runners_before_the_smell_check_and_a_rerun_none(
+    project_copy,
+):
+    first, rerun = _runners_at_smells(project_copy("ledger"), [lambda: None])
     assert len(first) == 2
     assert rerun == []
+
+
+@pytest.mark.slow
+def test_a_run_after_a_change_starts_its_runners_before_the_smell_check(project_copy):
+    # The changed function's mutants have no verdict yet: waiting for planning to find
+    # that out put the runners' start (the suite collected) after it.
+    root = project_copy("ledger")
+    accounts = root / "ledger" / "accounts.py"
+    edited = "return (debit - credit) if self.kind.debit_normal else (credit - debit)"
+
+    def rewrite() -> None:
+        text = accounts.read_text()
+        old = "return debit - credit if self.kind.debit_normal else credit - debit"
+        accounts.write_text(text.replace(old, edited))
+
+    _, after_the_change = _runners_at_smells(root, [rewrite])
+    assert edited in accounts.read_text()
+    assert len(after_the_change) == 2
 
 
 @pytest.mark.slow
