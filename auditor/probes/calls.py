@@ -28,6 +28,7 @@ from auditor.probes.reach import real_path
 from auditor.probes.strategies import (
     allows_none,
     concrete_types,
+    for_hypothesis,
     items_of,
     like,
     tolerant,
@@ -213,7 +214,7 @@ class Subject:
         kinds: list[type] = []
         if hint is not None:
             try:
-                strategy = tolerant(st.from_type(hint), observed)
+                strategy = tolerant(st.from_type(for_hypothesis(hint)), observed)
                 validate(strategy)
                 kinds = concrete_types(hint)
                 source: ParamStrategy = ParamStrategy(
@@ -257,7 +258,8 @@ class Subject:
                     detail=", ".join(short_repr(v, 30) for v in literals[:4]),
                 )
         if strategy is None:
-            why = "no type hint, no value seen in the tests, no default"
+            typed = f"no strategy for {type_text(hint)}" if hint is not None else "no type hint"
+            why = f"{typed}, no value seen in the tests, no default"
             return None, ParamStrategy(name=name, source="not probeable", detail=why), []
         edges = self._for_types(kinds, observed)
         if allows_none(hint) or (has_default and parameter.default is None):

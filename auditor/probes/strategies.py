@@ -60,7 +60,10 @@ def tolerant(
     `__post_init__`) is replaced by one of the `fallback` values the tests used, or
     rejected when there are none (rejections are slow: a class that refuses most
     generated values would eat the probe's budget). One that takes longer than
-    `BUILD_SECONDS` to build is rejected."""
+    `BUILD_SECONDS` to build is rejected. `strategy` is resolved here: wrapped
+    unresolved, a type Hypothesis cannot build would reject every draw, and the function
+    would pass for probed on no input at all."""
+    validate(strategy)
 
     @st.composite
     def drawn(draw: st.DrawFn) -> Any:
@@ -128,6 +131,41 @@ def validate(strategy: st.SearchStrategy[Any]) -> None:
     """Resolve a strategy now (`from_type` is lazy: a type it cannot build fails here,
     not in the middle of a probe)."""
     strategy.validate()
+
+
+class Anything:
+    """What the probes read `Any` as: Hypothesis refuses to resolve `Any`, or to have a
+    strategy registered for it. Plain data, one level deep: `from_type(object)` draws
+    file objects and bound methods that no test could write down, and nesting deeper
+    doubles the cost of an input."""
+
+
+_SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text() | st.binary()
+st.register_type_strategy(
+    Anything,
+    _SCALARS | st.lists(_SCALARS, max_size=4) | st.dictionaries(st.text(), _SCALARS, max_size=4),
+)
+
+
+def for_hypothesis(hint: Any) -> Any:
+    """`hint` with `Any` read as `Anything`, at any depth (`dict[str, Any]`)."""
+    if hint is Any:
+        return Anything
+    arguments = typing.get_args(hint)
+    if not arguments or isinstance(hint, type) or typing.get_origin(hint) is typing.Literal:
+        return hint
+    replaced = tuple(
+        [for_hypothesis(item) for item in argument]
+        if isinstance(argument, list)
+        else for_hypothesis(argument)
+        for argument in arguments
+    )
+    if replaced == arguments:
+        return hint
+    try:
+        return typing.get_origin(hint)[replaced]
+    except TypeError:
+        return hint  # left as it is: resolving it fails, and the tests' values stand in
 
 
 def concrete_types(hint: Any) -> list[type]:

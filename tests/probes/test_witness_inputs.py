@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from auditor.containment import wire
 from auditor.mutation.protocol import Job
-from auditor.probes.calls import Subject
+from auditor.probes.calls import NotProbeable, Subject
 from auditor.probes.protocol import ProbeSpec, SurvivorSpec
 from auditor.probes.witness import (
     Inputs,
@@ -29,13 +29,23 @@ from auditor.report import Witness
 from tests.conftest import probe_spec, source_module, target_spec
 
 SOURCE = """
-import threading
 import time
+from typing import Any
+
+class Opaque:
+    def __init__(self, handle):
+        self.handle = handle
+
+def describe(value: Any, extra: dict[str, Any]) -> str:
+    return repr(value) + repr(extra)
+
+def unwrap(box: Opaque) -> object:
+    return box.handle
 
 def scale(values: list[int], factor: int) -> list[int]:
     return [value * factor for value in values]
 
-def holds(lock: threading.Lock) -> bool:
+def holds(lock: Any) -> bool:
     return lock.locked()
 
 def settle(n: int) -> int:
@@ -43,7 +53,7 @@ def settle(n: int) -> int:
         pass
     return n
 
-def settle_holding(n: int, lock: threading.Lock) -> int:
+def settle_holding(n: int, lock: Any) -> int:
     return settle(n)
 
 def crawl(n: int) -> int:
@@ -144,6 +154,24 @@ def test_the_inputs_handed_back_leave_out_those_the_original_hangs_on(module):
     generated = examples_for(subject, 40)
     assert handed_back == [example for example in generated if example["n"] <= 100]
     assert len(handed_back) < len(generated)
+
+
+PLAIN_DATA = (type(None), bool, int, float, str, bytes, list, dict)
+
+
+def test_a_parameter_typed_any_is_probed_with_plain_data(module):
+    # Hypothesis refuses to build `Any`: every draw was rejected, and the function
+    # passed for probed on no input at all.
+    subject = _subject(module, "describe")
+    examples = examples_for(subject, 40)
+    assert len(examples) == 40
+    assert {type(example["value"]) for example in examples} <= set(PLAIN_DATA)
+    assert {type(key) for example in examples for key in example["extra"]} <= {str}
+
+
+def test_a_type_hypothesis_cannot_build_and_no_test_passed_is_not_probeable(module):
+    with pytest.raises(NotProbeable, match="no way to generate box"):
+        _subject(module, "unwrap")
 
 
 def test_inputs_that_cannot_be_pickled_are_generated_again_and_only_the_usable_kept(
