@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from auditor.mutation.protocol import Job
@@ -45,6 +45,11 @@ class SurvivorSpec:
     """The lines the mutant changes: an input must run them to say it changes nothing."""
     direct: bool = False
     """The search calls the mutant's own function (not others of its file)."""
+    inputs: dict[str, int] = field(default_factory=dict)
+    """Inputs generated for each of its targets: the most any survivor of the stage
+    takes from that function (a search takes its functions' inputs in turn,
+    `witness_examples` in all). Every search through a function uses the same inputs,
+    generated once per probe process; a target not named gets its share."""
 
     @property
     def mutant_id(self) -> str:
@@ -65,6 +70,7 @@ class SurvivorSpec:
             "patch": [job.patch_start, job.patch_end, job.replacement, job.rerun_lines],
             "consumers": [consumer[1:] for consumer in job.consumers],
             "targets": self.targets,
+            "inputs": self.inputs,
             "lines": [self.first_line, self.last_line, self.direct],
         }
 
@@ -86,6 +92,23 @@ def search_items(survivors: list[SurvivorSpec]) -> dict[str, list[SurvivorSpec]]
         for start in range(0, len(members), SEARCH_CHUNK):
             items[f"{group}#{start // SEARCH_CHUNK}"] = members[start : start + SEARCH_CHUNK]
     return items
+
+
+def input_counts(survivors: list[SurvivorSpec], witness_examples: int) -> list[SurvivorSpec]:
+    """The survivors, each with the inputs to generate for its targets (`inputs`)."""
+    most: dict[str, int] = {}
+    for survivor in survivors:
+        for key in survivor.targets:
+            most[key] = max(most.get(key, 0), share_of(survivor, witness_examples))
+    return [
+        replace(survivor, inputs={key: most[key] for key in survivor.targets})
+        for survivor in survivors
+    ]
+
+
+def share_of(survivor: SurvivorSpec, witness_examples: int) -> int:
+    """The inputs a survivor's search takes from each of its functions."""
+    return -(-witness_examples // len(survivor.targets))
 
 
 @dataclass

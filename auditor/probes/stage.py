@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from auditor.config import AuditConfig
 from auditor.containment import wire
 from auditor.containment.hypothesis_storage import storage_folder
 from auditor.containment.isolation import Isolation
@@ -35,6 +36,7 @@ from auditor.probes.protocol import (
     SurvivorSpec,
     TargetSpec,
     WitnessResult,
+    input_counts,
     search_items,
 )
 from auditor.probes.targets import Target, expected_exceptions, find_targets
@@ -228,6 +230,7 @@ def run_probes(
     to_witness, witnesses = (
         _survivors(baseline, mutation, survivors or {}, probed) if mutation else ([], [])
     )
+    to_witness = input_counts(to_witness, _witness_examples(config))
     expected = sorted(expected_exceptions(list(project.test_files)))
     cache = _cache(run, expected, probed)
     results: list[FunctionResult | WitnessResult] = []
@@ -445,6 +448,11 @@ def _results_of(
     return results
 
 
+def _witness_examples(config: AuditConfig) -> int:
+    """Inputs a witness search tries: three times a function's probes (docs/probes.md)."""
+    return config.probe_examples * 3
+
+
 def _spec(
     run: RunContext,
     home: Path,
@@ -470,7 +478,7 @@ def _spec(
         log_file=str(home / "output.log"),
         results_file=str(results_file),
         max_examples=config.probe_examples,
-        witness_examples=config.probe_examples * 3,
+        witness_examples=_witness_examples(config),
         time_budget=config.probe_time_budget,
         call_timeout=min(0.5, config.probe_time_budget / 4),
         expected_exceptions=expected,

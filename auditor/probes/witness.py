@@ -30,7 +30,7 @@ from auditor.mutation.swap import SwapError
 from auditor.probes.calls import Example, Subject
 from auditor.probes.hangs import CallTimeout, alarm, guarded_call
 from auditor.probes.outcomes import Outcome, equal, same
-from auditor.probes.protocol import ProbeSpec, SurvivorSpec
+from auditor.probes.protocol import ProbeSpec, SurvivorSpec, share_of
 from auditor.probes.reach import FileLines, States, statement_lines, watching
 from auditor.probes.search import search_settings
 from auditor.probes.suggest import NoLiteral, name_for, render, run_test
@@ -69,16 +69,22 @@ class Inputs:
 
     usable: list[int] = field(default_factory=list)
     """Their places in generation order: derandomized, generation gives them again."""
+    count: int = 0
+    """How many were generated: what the group needed of this function. A group that
+    needs another number generates them again (Hypothesis's first 50 inputs of a run of
+    300 are not those of a run of 50)."""
     pickled: str = ""
     failed: str = ""
     """Why the trial run ended without them (its time budget, a crash): it would again,
     so later groups of the process leave the function out rather than try it again."""
 
-    def examples(self, subject: Subject, spec: ProbeSpec) -> list[Example]:
+    def examples(self, subject: Subject) -> list[Example]:
+        if not self.usable:
+            return []
         unpickled = _unpickled(self.pickled)
         if unpickled is not None:
             return unpickled
-        generated = examples_for(subject, spec.witness_examples)
+        generated = examples_for(subject, self.count)
         return [generated[place] for place in self.usable if place < len(generated)]
 
 
@@ -90,9 +96,9 @@ class WitnessBatch:
     next group that searches through the same function."""
 
 
-def _tried_inputs(subject: Subject, spec: ProbeSpec) -> Inputs:
-    """Runs in a grandchild: generate the inputs and call the function on them."""
-    examples = examples_for(subject, spec.witness_examples)
+def _tried_inputs(subject: Subject, spec: ProbeSpec, count: int) -> Inputs:
+    """Runs in a grandchild: generate `count` inputs and call the function on them."""
+    examples = examples_for(subject, count)
     try:
         each = [_pickled(example) for example in examples]
     except Exception:  # an input holding a lambda, a lock, a generator...
@@ -100,7 +106,7 @@ def _tried_inputs(subject: Subject, spec: ProbeSpec) -> Inputs:
     kept = {id(trial.example) for trial in trials_for(subject, spec, examples)}
     usable = [place for place, example in enumerate(examples) if id(example) in kept]
     pickled = pickle.dumps([each[place] for place in usable]) if each else b""
-    return Inputs(usable=usable, pickled=base64.b64encode(pickled).decode())
+    return Inputs(usable=usable, count=count, pickled=base64.b64encode(pickled).decode())
 
 
 _VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
@@ -369,18 +375,20 @@ def witnesses_for_group(
     ran = {key: FileLines(survivors[0].path) for key in keys}
     # A survivor's search takes its functions' inputs in turn, `witness_examples` in all:
     # the original's outcomes are needed for those only.
-    share = -(-spec.witness_examples // max(len(survivor.targets) for survivor in survivors))
+    share = min(share_of(survivor, spec.witness_examples) for survivor in survivors)
     for key in keys:
+        count = max(s.inputs.get(key, share) for s in survivors if key in s.targets)
         inputs = generated.get(key)
-        if inputs is None:
+        if inputs is None or not (inputs.failed or inputs.count == count):
             text, why = run_forked(
-                lambda key=key: _tried_inputs(subjects[key], spec), spec.time_budget
+                lambda key=key, count=count: _tried_inputs(subjects[key], spec, count),
+                spec.time_budget,
             )
             inputs = wire.decode(Inputs, text) if text else Inputs(failed=why or "no inputs")
             new_inputs[key] = inputs
         if inputs.failed:
             continue
-        examples = inputs.examples(subjects[key], spec)
+        examples = inputs.examples(subjects[key])
         with watching(ran[key]):
             trials_by_key[key] = trials_for(subjects[key], spec, examples[:share])
     sources = MutantSources()  # the group's file, read once

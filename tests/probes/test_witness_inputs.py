@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from auditor.containment import wire
 from auditor.mutation.protocol import Job
 from auditor.probes.calls import NotProbeable, Subject
-from auditor.probes.protocol import ProbeSpec, SurvivorSpec
+from auditor.probes.protocol import ProbeSpec, SurvivorSpec, input_counts
 from auditor.probes.witness import (
     Inputs,
     _tried_inputs,
@@ -96,7 +96,7 @@ def _spec(examples: int = 40, call_timeout: float = 0.5) -> ProbeSpec:
 def test_the_inputs_handed_back_are_the_ones_generation_gives(module):
     subject = _subject(module, "scale")
     handed_back = _unpickled(
-        wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec()))).pickled
+        wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec(), 40))).pickled
     )
     assert handed_back is not None
     assert handed_back == examples_for(subject, 40)
@@ -105,7 +105,7 @@ def test_the_inputs_handed_back_are_the_ones_generation_gives(module):
 
 def test_trials_on_handed_back_inputs_equal_trials_on_fresh_ones(module):
     subject = _subject(module, "scale")
-    handed_back = _unpickled(_tried_inputs(subject, _spec()).pickled)
+    handed_back = _unpickled(_tried_inputs(subject, _spec(), 40).pickled)
     again = trials_for(subject, _spec(), handed_back)
     fresh = trials_for(subject, _spec(), examples_for(subject, _spec().witness_examples))
     assert [(t.example, t.outcome.value) for t in again] == [
@@ -141,16 +141,16 @@ def test_unpicklable_inputs_generated_again_leave_out_those_the_original_hangs_o
     subject = _subject(module, "settle_holding")
     numbers = st.builds(lambda n: {"n": n, "lock": threading.Lock()}, st.integers())
     monkeypatch.setattr(subject, "strategy", numbers)
-    inputs = _tried_inputs(subject, _spec(call_timeout=0.02))
+    inputs = _tried_inputs(subject, _spec(call_timeout=0.02), 40)
     generated = examples_for(subject, 40)
-    again = inputs.examples(subject, _spec())
+    again = inputs.examples(subject)
     assert [e["n"] for e in again] == [e["n"] for e in generated if e["n"] <= 100]
     assert len(again) < len(generated)
 
 
 def test_the_inputs_handed_back_leave_out_those_the_original_hangs_on(module):
     subject = _subject(module, "settle")
-    handed_back = _unpickled(_tried_inputs(subject, _spec(call_timeout=0.02)).pickled)
+    handed_back = _unpickled(_tried_inputs(subject, _spec(call_timeout=0.02), 40).pickled)
     generated = examples_for(subject, 40)
     assert handed_back == [example for example in generated if example["n"] <= 100]
     assert len(handed_back) < len(generated)
@@ -174,15 +174,25 @@ def test_a_type_hypothesis_cannot_build_and_no_test_passed_is_not_probeable(modu
         _subject(module, "unwrap")
 
 
+def test_a_function_on_which_nothing_could_be_generated_is_not_generated_again(module, monkeypatch):
+    subject = _subject(module, "scale")
+    draws = []
+    monkeypatch.setattr(subject, "strategy", st.integers().filter(lambda n: draws.append(n)))
+    inputs = _tried_inputs(subject, _spec(5), 5)
+    drawn = len(draws)
+    assert drawn > 0
+    assert (inputs.examples(subject), len(draws)) == ([], drawn)
+
+
 def test_inputs_that_cannot_be_pickled_are_generated_again_and_only_the_usable_kept(
     module, monkeypatch
 ):
     subject = _subject(module, "holds")
     locks = st.builds(lambda: {"lock": threading.Lock()})
     monkeypatch.setattr(subject, "strategy", locks)
-    inputs = wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec(5))))
+    inputs = wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec(5), 5)))
     assert inputs.pickled == ""
-    again = inputs.examples(subject, _spec(5))
+    again = inputs.examples(subject)
     assert len(again) >= 1
     assert {type(example["lock"]) for example in again} == {type(threading.Lock())}
 
@@ -203,6 +213,59 @@ def test_inputs_an_earlier_group_generated_are_not_generated_again(module):
     assert (len(generations), list(first.inputs)) == (1, [key])
     second = witnesses_for_group([survivor], {key: subject}, _spec(), {}, run_forked, first.inputs)
     assert (len(generations), second.inputs) == (1, {})
+
+
+def _stale_survivor(subject: Subject, targets: list[str]) -> SurvivorSpec:
+    """A swap-path survivor of `subject`'s file with a stale digest: its search stops
+    before running the mutant, after the inputs."""
+    job = Job(id="m", path="swap", file=subject.spec.path, module_name="", tests=[], timeout=1.0)
+    return SurvivorSpec(job=replace(job, source_digest="stale"), description="", targets=targets)
+
+
+def _generating(work, budget):
+    return wire.encode(work()), ""
+
+
+def test_a_survivor_searched_through_two_functions_generates_half_the_inputs_for_each(module):
+    # Its search takes the two functions' inputs in turn, `witness_examples` in all.
+    subjects = {s.spec.key: s for s in (_subject(module, "scale"), _subject(module, "refuse"))}
+    survivor = _stale_survivor(subjects[next(iter(subjects))], list(subjects))
+    batch = witnesses_for_group([survivor], subjects, _spec(40), {}, _generating, {})
+    assert {key: inputs.count for key, inputs in batch.inputs.items()} == dict.fromkeys(
+        subjects, 20
+    )
+
+
+def test_a_group_that_needs_another_number_of_inputs_generates_them_again(module):
+    subjects = {s.spec.key: s for s in (_subject(module, "scale"), _subject(module, "refuse"))}
+    scale = next(iter(subjects))
+    through_both = _stale_survivor(subjects[scale], list(subjects))
+    first = witnesses_for_group([through_both], subjects, _spec(40), {}, _generating, {})
+    direct = _stale_survivor(subjects[scale], [scale])
+    second = witnesses_for_group([direct], subjects, _spec(40), {}, _generating, first.inputs)
+    assert {key: inputs.count for key, inputs in second.inputs.items()} == {scale: 40}
+
+
+def test_a_function_searched_alone_and_with_others_has_its_inputs_generated_once(module):
+    subjects = {s.spec.key: s for s in (_subject(module, "scale"), _subject(module, "refuse"))}
+    scale, refuse = subjects
+    direct, through_both = input_counts(
+        [
+            _stale_survivor(subjects[scale], [scale]),
+            _stale_survivor(subjects[scale], [scale, refuse]),
+        ],
+        40,
+    )
+    assert through_both.inputs == {scale: 40, refuse: 20}
+    generations = []
+
+    def run_forked(work, budget):
+        generations.append(work)
+        return wire.encode(work()), ""
+
+    first = witnesses_for_group([through_both], subjects, _spec(40), {}, run_forked, {})
+    witnesses_for_group([direct], subjects, _spec(40), {}, run_forked, first.inputs)
+    assert len(generations) == 2
 
 
 def test_a_function_whose_inputs_could_not_be_tried_is_not_tried_again(module):
@@ -247,7 +310,7 @@ def test_dict_views_drawn_for_an_iterable_are_handed_back_too(module, monkeypatc
     subject = _subject(module, "scale")
     drawn = {"values": {"a": 1, "b": 2}.values(), "keys": {3: 0}.keys(), "items": {4: 5}.items()}
     monkeypatch.setattr(subject, "strategy", st.just(drawn))
-    handed_back = _unpickled(_tried_inputs(subject, _spec(5)).pickled)
+    handed_back = _unpickled(_tried_inputs(subject, _spec(5), 5).pickled)
     assert handed_back is not None
     (example,) = handed_back
     assert {name: (type(view), list(view)) for name, view in example.items()} == {
@@ -263,7 +326,7 @@ def test_memoryviews_drawn_for_a_sized_argument_are_handed_back_too(module, monk
         "words": memoryview(bytearray(8)).cast("I"),
     }
     monkeypatch.setattr(subject, "strategy", st.just(drawn))
-    handed_back = _unpickled(_tried_inputs(subject, _spec(5)).pickled)
+    handed_back = _unpickled(_tried_inputs(subject, _spec(5), 5).pickled)
     assert handed_back is not None
     (example,) = handed_back
     described = {
