@@ -21,7 +21,7 @@ from coverage.data import CoverageData
 
 from auditor.baseline.child import measure
 from auditor.baseline.protocol import CONTEXT_PHASES, SUBPROCESS, context_name
-from auditor.discovery.project import relative
+from auditor.discovery.project import contents, relative
 from auditor.report import CoverageCounts, CoverageSection, FileCoverage, FunctionCoverage
 
 _KNOWN_SCHEMA = 7
@@ -235,17 +235,10 @@ def file_keys(
     content and the arcs run in it (`union`, by the path the data names it by)."""
     keys = {}
     for relative_path, path in sorted(named.items()):
-        digest = hashlib.sha256(_read(Path(path)))
+        digest = hashlib.sha256(contents(Path(path)))
         digest.update(json.dumps(sorted(union.get(path, ()))).encode())
         keys[relative_path] = digest.hexdigest()
     return keys
-
-
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return b""
 
 
 def _counts(summary: dict) -> CoverageCounts:

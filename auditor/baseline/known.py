@@ -32,7 +32,7 @@ import auditor
 from auditor import __version__
 from auditor.discovery.bodies import function_bodies
 from auditor.discovery.installed import packages_digest
-from auditor.discovery.project import Project
+from auditor.discovery.project import Project, contents
 from auditor.report import BaselineSection, CoverageSection, TestResult
 
 _CONFIG_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini")
@@ -100,13 +100,6 @@ def _audit_digest() -> str:
     return digest.hexdigest()
 
 
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return b""
-
-
 def _pruned(folder: Path) -> bool:
     return (
         folder.name.startswith(".")
@@ -142,7 +135,7 @@ def depended_on(project: Project) -> list[Path]:
 
 def manifest(project: Project) -> Manifest:
     files = {
-        project.relative(path): hashlib.sha256(_read(path)).hexdigest()
+        project.relative(path): hashlib.sha256(contents(path)).hexdigest()
         for path in depended_on(project)
     }
     return Manifest(
@@ -227,7 +220,7 @@ def partial(earlier: KeptBaseline, now: Manifest, project: Project) -> Partial |
             continue
         if path not in earlier.sources or path not in now.files:
             return f"{path} changed (not a test file, nor a function of the code under test)"
-        source = _read(project.root / path).decode("utf-8", errors="replace")
+        source = contents(project.root / path).decode("utf-8", errors="replace")
         found = changed_bodies(earlier.sources[path], source)
         if isinstance(found, str):
             return f"{path}: {found}"

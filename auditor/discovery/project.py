@@ -77,6 +77,15 @@ def relative(path: str | Path, root: Path) -> str:
         return Path(path).as_posix()
 
 
+def contents(path: Path) -> bytes:
+    """A file's bytes, empty when it cannot be read (removed since the run began): what
+    content keys are made of."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
 def module_name(path: Path, source_roots: Sequence[Path]) -> str:
     """The dotted name `path` imports under from the first source root that holds it."""
     for root in source_roots:
