@@ -95,16 +95,24 @@ class _Measured:
                 for file, lines in test.lines.items():
                     reached[file].update(lines)
         observed: dict[tuple[str, str], list[dict[str, tuple[str, str]]]] = {}
-        constructions: dict[str, dict[str, list[dict[str, tuple[str, str]]]]] = {}
         for entry in baseline.observed:
             observed.setdefault((entry.file, entry.qualname), entry.calls)
-            if entry.qualname.rpartition(".")[2] == "__init__":
-                for call in entry.calls:
-                    if "self" in call:
-                        built = constructions.setdefault(call["self"][1], {})
-                        arguments = {name: value for name, value in call.items() if name != "self"}
-                        built.setdefault(entry.qualname, []).append(arguments)
-        return cls(reached, observed, constructions)
+        return cls(reached, observed, _constructions(baseline))
+
+
+def _constructions(
+    baseline: BaselineSection,
+) -> dict[str, dict[str, list[dict[str, tuple[str, str]]]]]:
+    """`_Measured.constructions`: the recorded `__init__` calls whose `self` was recorded
+    too, by its class and the `__init__`'s qualname."""
+    constructions: dict[str, dict[str, list[dict[str, tuple[str, str]]]]] = {}
+    initializers = (e for e in baseline.observed if e.qualname.rpartition(".")[2] == "__init__")
+    for entry in initializers:
+        for call in (call for call in entry.calls if "self" in call):
+            built = constructions.setdefault(call["self"][1], {})
+            arguments = {name: value for name, value in call.items() if name != "self"}
+            built.setdefault(entry.qualname, []).append(arguments)
+    return constructions
 
 
 def _target_spec(project: Project, target: Target, measured: _Measured) -> TargetSpec:
