@@ -128,6 +128,10 @@ class Subject:
         if not isinstance(raw, FunctionType):
             raise NotProbeable(f"{spec.qualname} is not a plain function")
         self.function: FunctionType = inspect.unwrap(raw)  # type: ignore[assignment]
+        if self.function.__name__ != self.name:
+            # A decorator's wrapper that does not say what it wraps (`functools.wraps`):
+            # neither its parameters nor the lines it runs are the function's.
+            raise NotProbeable(f"{spec.qualname} is replaced by its decorator's wrapper")
         self.code: CodeType = self.function.__code__
         self.is_method = spec.kind == "method"
         self.is_constructor = spec.kind == "constructor"

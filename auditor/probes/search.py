@@ -91,11 +91,18 @@ def probe_function(subject: Subject, spec: ProbeSpec) -> FunctionResult:
         file=target.file,
         function=target.qualname,
         line=target.line,
-        status="probed",
+        status="probed" if counter.examples else "not probeable",
+        reason="" if counter.examples else NOTHING_DRAWN,
         params=subject.params,
         examples=counter.examples,
     )
     return FunctionResult(probe=probe, findings=findings)
+
+
+NOTHING_DRAWN = (
+    "no input could be made: every value drawn was refused (an abstract class, a "
+    "constructor that raises on all of them)"
+)
 
 
 def _finding(

@@ -172,6 +172,24 @@ def _doc_literals(docstring: str) -> tuple[str, ...]:
     return tuple(sorted(literals))
 
 
+_NOT_CALLS = {
+    "property",
+    "cached_property",
+    "setter",
+    "getter",
+    "deleter",
+    "classmethod",
+    "overload",
+    "contextmanager",
+    "asynccontextmanager",
+    "fixture",
+}
+"""Decorators after which the name is no call of the function's body: an attribute, a
+stub the next definition replaces, a context manager, a pytest fixture. Any other
+decorator is probed through: a function it wraps without keeping (`functools.wraps`)
+is found not probeable when the probes make it callable (`auditor.probes.calls`)."""
+
+
 def _decorators(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return {_dotted(decorator).rsplit(".", 1)[-1] for decorator in function.decorator_list}
 
@@ -189,14 +207,8 @@ def find_targets(path: Path, relative: str, module: str) -> list[Target]:
         decorators = _decorators(node)
         constructor = bool(class_name) and node.name == "__init__"
         called = bool(class_name) and node.name == "__call__"
-        if (node.name.startswith("_") and not (constructor or called)) or decorators & {
-            "property",
-            "setter",
-            "classmethod",
-        }:
+        if (node.name.startswith("_") and not (constructor or called)) or decorators & _NOT_CALLS:
             return
-        if decorators - {"staticmethod", "wraps", "cache", "lru_cache", "cached"}:
-            return  # another decorator may change how it is called
         docstring = ast.get_docstring(node) or ""
         kind = "function"
         if constructor:

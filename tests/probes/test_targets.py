@@ -153,3 +153,26 @@ def test_the_call_method_of_a_public_class_is_a_target_other_dunders_are_not(tmp
     )
     assert sorted(found) == ["Check.__call__"]
     assert found["Check.__call__"].kind == "method"
+
+
+def test_decorators_that_make_no_call_of_the_body_leave_it_out(tmp_path):
+    found = _targets(
+        tmp_path,
+        """
+        import contextlib, functools, typing
+        @typing.overload
+        def parse(x: int) -> int: ...
+        def parse(x): return x
+        @contextlib.contextmanager
+        def opened(x): yield x
+        class Box:
+            @functools.cached_property
+            def size(self): return 3
+            @functools.lru_cache
+            def area(self): return 9
+        """,
+    )
+    assert sorted(found) == ["Box.area", "parse"]
+    # The overload's stub is no target of its own: the definition after it is.
+    listed = find_targets(tmp_path / "mod.py", "mod.py", "mod")
+    assert [target.line for target in listed if target.qualname == "parse"] == [5]
