@@ -45,6 +45,8 @@ class Trial:
     subject: Subject
     example: Example
     outcome: Outcome
+    ran: FileLines | None = None
+    """The lines of the survivors' file the original ran on this input (a search's)."""
 
 
 @dataclass
@@ -179,7 +181,9 @@ def examples_for(subject: Subject, count: int) -> list[Example]:
     return found
 
 
-def trials_for(subject: Subject, spec: ProbeSpec, examples: list[Example]) -> list[Trial]:
+def trials_for(
+    subject: Subject, spec: ProbeSpec, examples: list[Example], watched: str = ""
+) -> list[Trial]:
     """The inputs and the original's outcome on each, for those on which the original
     behaves as a test can check, and quickly: it returns or raises within a tenth of the
     call timeout (so that a mutant's hang takes ten times the original's time, not load,
@@ -189,7 +193,8 @@ def trials_for(subject: Subject, spec: ProbeSpec, examples: list[Example]) -> li
 
     The first call, discarded, pays what a fresh process pays once (a lazy import, a
     regex compiled on first use): counted against an input, it left out marshmallow's
-    `AwareDateTime()` in some runs and not in others."""
+    `AwareDateTime()` in some runs and not in others. With a file `watched`, each trial
+    keeps the lines of it that its call ran."""
     trials: list[Trial] = []
     deadline = time.monotonic() + spec.time_budget / 2
     if examples:
@@ -198,9 +203,11 @@ def trials_for(subject: Subject, spec: ProbeSpec, examples: list[Example]) -> li
         if time.monotonic() > deadline:
             break
         subject.hangs = 0  # an input that hangs is left out, not every one after it
-        outcome = subject.invoke(example, spec.call_timeout / 10)
+        ran = FileLines(watched) if watched else None
+        with watching(ran) if ran else contextlib.nullcontext():
+            outcome = subject.invoke(example, spec.call_timeout / 10)
         if not outcome.exhausted:
-            trials.append(Trial(subject, example, outcome))
+            trials.append(Trial(subject, example, outcome, ran))
     subject.hangs = 0
     return trials
 
@@ -371,8 +378,6 @@ def witnesses_for_group(
     # took back have been tried.
     trials_by_key = {}
     new_inputs: dict[str, Inputs] = {}
-    # The lines of the group's file the original ran on each function's inputs.
-    ran = {key: FileLines(survivors[0].path) for key in keys}
     # A survivor's search takes its functions' inputs in turn, `witness_examples` in all:
     # the original's outcomes are needed for those only.
     share = min(share_of(survivor, spec.witness_examples) for survivor in survivors)
@@ -389,8 +394,7 @@ def witnesses_for_group(
         if inputs.failed:
             continue
         examples = inputs.examples(subjects[key])
-        with watching(ran[key]):
-            trials_by_key[key] = trials_for(subjects[key], spec, examples[:share])
+        trials_by_key[key] = trials_for(subjects[key], spec, examples[:share], survivors[0].path)
     sources = MutantSources()  # the group's file, read once
     found = []
     for survivor in survivors:
@@ -402,14 +406,15 @@ def witnesses_for_group(
             found.append(_not_probeable(survivor, "no probeable function reaches it"))
             continue
         lines = statement_lines(survivor.path, survivor.first_line, survivor.last_line)
-        evidence = Evidence(
-            reached=any(ran[key].ran(*lines) for key in survivor.targets if key in trials_by_key)
-        )
-        if not evidence.reached and survivor.job.path == "swap":
-            # Its function's code is the original's up to the mutated lines, which no
-            # input ran: the mutant does what the original does on every one of them.
-            found.append(_unshown(survivor, Draft(examples=len(trials)), evidence))
-            continue
+        reaching = [trial for trial in trials if trial.ran is not None and trial.ran.ran(*lines)]
+        evidence = Evidence(reached=bool(reaching))
+        if survivor.job.path == "swap":
+            # Its function's code is the original's up to the mutated lines: on an input
+            # that does not run them, the mutant does what the original does.
+            if not reaching:
+                found.append(_unshown(survivor, Draft(examples=len(trials)), evidence))
+                continue
+            trials = reaching
         try:
             mutant = sources.prepare(survivor.job)
         except SwapError as changed:

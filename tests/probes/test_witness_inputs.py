@@ -14,10 +14,13 @@ import pytest
 from hypothesis import strategies as st
 
 from auditor.containment import wire
+from auditor.mutation.mutant import MutantSources
 from auditor.mutation.protocol import Job
+from auditor.probes import witness as witness_search
 from auditor.probes.calls import NotProbeable, Subject
 from auditor.probes.protocol import ProbeSpec, SurvivorSpec, input_counts
 from auditor.probes.witness import (
+    Draft,
     Inputs,
     _tried_inputs,
     _unpickled,
@@ -376,6 +379,25 @@ def test_a_function_body_mutant_on_lines_no_input_ran_is_not_replayed(module):
     witness, forked = _search_once(module, "scale", _line_of(module, "time.sleep(0.03)"))
     assert (witness.status, forked) == ("not_shown", 1)  # the inputs' generation only
     assert witness.reason == "none of 40 inputs ran the mutated line"
+
+
+def test_a_function_body_mutant_is_replayed_on_the_inputs_that_run_its_lines_only(
+    module, monkeypatch
+):
+    # On the others its code does what the original's does: replaying them on the
+    # mutant, and tracing them in the infection check, told nothing.
+    replayed = []
+
+    def on_mutant(survivor, mutant, alive, trials, spec):
+        replayed.extend(trial.example["n"] for trial in trials)
+        return Draft(examples=len(trials))
+
+    monkeypatch.setattr(witness_search, "_on_mutant", on_mutant)
+    monkeypatch.setattr(witness_search, "_infection_check", lambda *args: (0, 0))
+    monkeypatch.setattr(MutantSources, "prepare", lambda sources, job: None)
+    _search_once(module, "crawl", _line_of(module, "time.sleep(0.03)"))
+    assert replayed
+    assert all(n > 100 for n in replayed)
 
 
 def test_a_function_body_mutant_on_lines_an_input_ran_goes_on_to_the_mutant(module):
