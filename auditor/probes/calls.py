@@ -219,7 +219,6 @@ class Subject:
         if hint is not None:
             try:
                 strategy = tolerant(st.from_type(for_hypothesis(hint)), observed)
-                validate(strategy)
                 kinds = concrete_types(hint)
                 source: ParamStrategy = ParamStrategy(
                     name=name, source="type hint", detail=type_text(hint)
@@ -324,7 +323,6 @@ class Subject:
             # Dataclasses and attrs classes from their fields, others from `__init__`'s
             # hints; an instance the class refuses to build is no example.
             built = tolerant(st.builds(self.owner_class), instances)
-            validate(built)
             options.append(built)
         except Exception:
             pass

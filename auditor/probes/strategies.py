@@ -152,8 +152,6 @@ def for_hypothesis(hint: Any) -> Any:
     if hint is Any:
         return Anything
     arguments = typing.get_args(hint)
-    if not arguments or isinstance(hint, type) or typing.get_origin(hint) is typing.Literal:
-        return hint
     replaced = tuple(
         [for_hypothesis(item) for item in argument]
         if isinstance(argument, list)
