@@ -13,6 +13,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import copyreg
+import functools
+import hashlib
 import io
 import itertools
 import pickle
@@ -272,35 +274,83 @@ class Infections:
     """Inputs traced on both versions (the time budget may stop it earlier)."""
 
 
-def _states(trial: Trial, survivor: SurvivorSpec, spec: ProbeSpec) -> list[object] | None:
-    """The states at the mutated lines on one input; None when the call did not return
-    (a change made before an exception that both raise is no evidence of equivalence)."""
+def _states(trial: Trial, survivor: SurvivorSpec, spec: ProbeSpec) -> str | None:
+    """A digest of the states at the mutated lines on one input; None when the call did
+    not return (a change made before an exception that both raise is no evidence of
+    equivalence)."""
     states = States(survivor.path, survivor.first_line, survivor.last_line)
     with watching(states):
         outcome = trial.subject.invoke(trial.example, spec.call_timeout)
-    return list(states.records) if outcome.kind == "returned" else None
+    if outcome.kind != "returned":
+        return None
+    return hashlib.blake2b(repr(states.records).encode(), digest_size=16).hexdigest()
 
 
-def _infections(
-    survivor: SurvivorSpec,
-    mutant: PreparedMutant,
-    alive: FunctionIndex,
-    trials: list[Trial],
-    spec: ProbeSpec,
-    seconds: float,
-) -> Infections:
-    """Runs in a grandchild: the state at the mutated lines on each input, on the original
-    and then on the mutant; `seconds` for each."""
+@dataclass
+class Traced:
+    """What tracing the original in a grandchild sends back."""
+
+    states: list[str | None] = field(default_factory=list)
+    """Per input, in order, the original's states at the mutated lines (`_states`); the
+    time budget may stop it before the last."""
+
+
+def _original_states(
+    survivor: SurvivorSpec, trials: list[Trial], spec: ProbeSpec, seconds: float
+) -> Traced:
+    """Runs in a grandchild: the original's states at the survivor's lines on each input,
+    for `seconds` at most."""
     deadline = time.monotonic() + seconds
-    before = []
+    traced = Traced()
     for trial in trials:
         if time.monotonic() > deadline:
             break
-        before.append(_states(trial, survivor, spec))
+        traced.states.append(_states(trial, survivor, spec))
+    return traced
+
+
+class OriginalStates:
+    """The original's states at a survivor's lines, traced once per group of survivors
+    for the same lines and inputs: several mutants of one line share them, and tracing
+    the original was half of each infection check."""
+
+    def __init__(
+        self,
+        spec: ProbeSpec,
+        run_forked: Callable[[Callable[[], object], float], tuple[str | None, str]],
+    ) -> None:
+        self._spec, self._run_forked = spec, run_forked
+        self._traced: dict[tuple[int, int, tuple[int, ...]], list[str | None] | None] = {}
+
+    def of(
+        self, survivor: SurvivorSpec, trials: list[Trial], seconds: float
+    ) -> list[str | None] | None:
+        """The states on `trials`, traced within `seconds` in a grandchild when they have
+        not been; None when the grandchild ended without them."""
+        key = (survivor.first_line, survivor.last_line, tuple(map(id, trials)))
+        if key not in self._traced:
+            text, _ = self._run_forked(
+                lambda: _original_states(survivor, trials, self._spec, seconds), 2 * seconds
+            )
+            self._traced[key] = wire.decode(Traced, text).states if text else None
+        return self._traced[key]
+
+
+def _infections(
+    mutant: PreparedMutant,
+    alive: FunctionIndex,
+    survivor: SurvivorSpec,
+    spec: ProbeSpec,
+    trials: list[Trial],
+    before: list[str | None],
+    seconds: float,
+) -> Infections:
+    """Runs in a grandchild: the mutant's states at its lines on each input, against the
+    original's (`before`, which may stop before the last input), for `seconds` at most."""
     mutant.apply(alive)
     deadline = time.monotonic() + seconds
     infected = traced = 0
-    for trial, original in zip(trials, before, strict=False):  # before may stop early
+    for trial, original in zip(trials, before, strict=False):
         if time.monotonic() > deadline:
             break
         after = _states(trial, survivor, spec)
@@ -396,6 +446,7 @@ def witnesses_for_group(
         examples = inputs.examples(subjects[key])
         trials_by_key[key] = trials_for(subjects[key], spec, examples[:share], survivors[0].path)
     sources = MutantSources()  # the group's file, read once
+    originals = OriginalStates(spec, run_forked)
     found = []
     for survivor in survivors:
         trials = _interleaved(
@@ -430,7 +481,8 @@ def witnesses_for_group(
         draft = wire.decode(Draft, text)
         if draft.index < 0 and evidence.reached and survivor.direct:
             evidence.infected, evidence.traced = _infection_check(
-                lambda t, seconds, s=survivor, m=mutant: _infections(s, m, alive, t, spec, seconds),
+                functools.partial(originals.of, survivor),
+                functools.partial(_infections, mutant, alive, survivor, spec),
                 trials,
                 spec,
                 run_forked,
@@ -444,16 +496,23 @@ INFECTION_CHUNK = 100
 cost of a search that told nothing apart; once the first inputs have decided (no change
 made on any, or on `ENOUGH_INPUTS`) the rest would not change the status."""
 
+Originals = Callable[[list[Trial], float], "list[str | None] | None"]
+"""The original's states on some inputs, traced within the seconds given (None: no answer)."""
+MutantCheck = Callable[[list[Trial], "list[str | None]", float], Infections]
+"""The mutant's infections on some inputs against the original's states, within the
+seconds given: run in a grandchild of its own (the mutant cannot be taken back)."""
+
 
 def _infection_check(
-    check: Callable[[list[Trial], float], Infections],
+    originals: Originals,
+    check: MutantCheck,
     trials: list[Trial],
     spec: ProbeSpec,
     run_forked: Callable[[Callable[[], object], float], tuple[str | None, str]],
 ) -> tuple[int, int]:
     """Inputs on which the mutant changed the state where it is, and inputs traced: a
-    chunk at a time, each in a grandchild of its own (the mutant cannot be taken back),
-    within half the time budget in all, half of what is left for each version."""
+    chunk at a time, within half the time budget in all, half of what is left for each
+    version."""
     deadline = time.monotonic() + spec.time_budget / 2
     infected = traced = 0
     for start in range(0, len(trials), INFECTION_CHUNK):
@@ -461,7 +520,10 @@ def _infection_check(
         if (start and _decided(infected)) or left <= 0:
             break
         chunk = trials[start : start + INFECTION_CHUNK]
-        text, _ = run_forked(lambda chunk=chunk, left=left: check(chunk, left / 2), left)
+        before = originals(chunk, left / 2)
+        if before is None:
+            break
+        text, _ = run_forked(lambda chunk=chunk, b=before, s=left / 2: check(chunk, b, s), left)
         if text is None:
             break
         result = wire.decode(Infections, text)
