@@ -136,8 +136,15 @@ class Subject:
         self.is_method = spec.kind == "method"
         self.is_constructor = spec.kind == "constructor"
         self.signature = inspect.signature(self.function)
-        self.observed = [self._evaluate_call(call) for call in spec.observed]
-        self.observed = [call for call in self.observed if call is not None]
+        rebuilt = [self._rebuilt_arguments(call) for call in spec.observed]
+        self._seen: list[Example] = rebuilt
+        """Each observed call's arguments that rebuild, whether or not the others do."""
+        self.observed = [
+            args
+            for args, call in zip(rebuilt, spec.observed, strict=True)
+            if len(args) == len(call)
+        ]
+        """The observed calls whose every argument rebuilds: calls that can be made again."""
         self.params: list[ParamStrategy] = []
         self.constructions: list[Example] = []
         self._built: list[Any] = []
@@ -158,21 +165,22 @@ class Subject:
                     continue
         return namespace
 
-    def _evaluate_call(self, call: dict[str, tuple[str, str]]) -> Example | None:
-        """An observed call's arguments, rebuilt from their reprs; None when one does not
-        rebuild into a value of the recorded type."""
+    def _rebuilt_arguments(self, call: dict[str, tuple[str, str]]) -> Example:
+        """An observed call's arguments rebuilt from their reprs, leaving out those that do
+        not rebuild into a value of the recorded type: an `__init__`'s `self`, or an
+        argument whose repr rebuilds nothing (`<Parser 'a {}'>`), leaves the others of
+        the call usable as values of their parameters."""
         namespace = self._namespace(call)
         example: Example = {}
         for name, (text, type_name) in call.items():
             try:
                 value = eval(text, namespace)
             except Exception:
-                return None
+                continue
             kind = type(value)
             recorded = kind.__qualname__ if kind.__module__ == "builtins" else ""
-            if type_name not in (recorded, f"{kind.__module__}.{kind.__qualname__}"):
-                return None
-            example[name] = value
+            if type_name in (recorded, f"{kind.__module__}.{kind.__qualname__}"):
+                example[name] = value
         return example
 
     def _hints(self) -> dict[str, Any]:
@@ -183,7 +191,7 @@ class Subject:
 
     def _observed_values(self, name: str) -> list[Any]:
         values: list[Any] = []
-        for call in self.observed:
+        for call in self._seen:
             if name in call and not any(equal(call[name], seen) for seen in values):
                 values.append(call[name])
         return values
@@ -282,8 +290,8 @@ class Subject:
         assert self.owner_class is not None
         initializer = inspect.unwrap(self.owner_class.__init__)
         calls = self.spec.constructions.get(getattr(initializer, "__qualname__", ""), [])
-        rebuilt = (self._evaluate_call(call) for call in calls)
-        return [arguments for arguments in rebuilt if arguments is not None]
+        rebuilt = ((self._rebuilt_arguments(call), call) for call in calls)
+        return [arguments for arguments, call in rebuilt if len(arguments) == len(call)]
 
     def construct(self, arguments: Example) -> Any:
         assert self.owner_class is not None

@@ -1,0 +1,58 @@
+"""The values the tests passed, rebuilt from their reprs, become each parameter's inputs:
+an argument whose repr rebuilds nothing (`<Parser 'a {}'>`) leaves the others of its call
+usable (parse 1.20.2: `Parser.parse(self, string)` was "not probeable" although the
+tests passed it dozens of strings)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from auditor.probes.calls import Subject
+from tests.conftest import source_module, target_spec
+
+SOURCE = """
+class Holder:
+    pass
+
+
+def pick(key, holder=None):
+    return key
+"""
+
+UNREBUILDABLE = ("<Holder object>", "{module}.Holder")
+
+
+@pytest.fixture
+def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    name, path = source_module(SOURCE, tmp_path, monkeypatch)
+    yield name, path
+    sys.modules.pop(name, None)
+
+
+def _subject(module: tuple[str, Path], observed: list[dict]) -> Subject:
+    name, path = module
+    target = target_spec(f"{path.name}::pick", str(path.resolve()), name)
+    return Subject(replace(target, observed=observed), {str(path.resolve())})
+
+
+def _calls(module: tuple[str, Path], *keys: str) -> list[dict]:
+    holder = (UNREBUILDABLE[0], UNREBUILDABLE[1].format(module=module[0]))
+    return [{"holder": holder, "key": (repr(key), "str")} for key in keys]
+
+
+def test_an_argument_that_does_not_rebuild_leaves_the_others_of_its_call_as_inputs(module):
+    subject = _subject(module, _calls(module, "a", "b"))
+    key = next(param for param in subject.params if param.name == "key")
+    assert (key.source, key.detail) == ("observed", "2 seen: 'a', 'b'")
+
+
+def test_a_call_with_an_argument_that_does_not_rebuild_is_not_made_again_whole(module):
+    name, _ = module
+    rebuilt = {"holder": ("Holder()", f"{name}.Holder"), "key": ("'b'", "str")}
+    calls = [*_calls(module, "a"), rebuilt]
+    subject = _subject(module, calls)
+    assert [call["key"] for call in subject.observed] == ["b"]
