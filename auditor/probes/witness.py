@@ -336,27 +336,29 @@ class OriginalStates:
         return self._traced[key]
 
 
-def _infections(
-    mutant: PreparedMutant,
-    alive: FunctionIndex,
-    survivor: SurvivorSpec,
-    spec: ProbeSpec,
-    trials: list[Trial],
-    before: list[str | None],
-    seconds: float,
-) -> Infections:
-    """Runs in a grandchild: the mutant's states at its lines on each input, against the
-    original's (`before`, which may stop before the last input), for `seconds` at most."""
-    mutant.apply(alive)
-    deadline = time.monotonic() + seconds
-    infected = traced = 0
-    for trial, original in zip(trials, before, strict=False):
-        if time.monotonic() > deadline:
-            break
-        after = _states(trial, survivor, spec)
-        infected += original is not None and after is not None and after != original
-        traced += 1
-    return Infections(inputs=infected, traced=traced)
+@dataclass(frozen=True)
+class _Infecting:
+    """The mutant's side of the infection check, called in a grandchild of its own (the
+    mutant cannot be taken back)."""
+
+    mutant: PreparedMutant
+    alive: FunctionIndex
+    survivor: SurvivorSpec
+    spec: ProbeSpec
+
+    def __call__(self, trials: list[Trial], before: list[str | None], seconds: float) -> Infections:
+        """The mutant's states at its lines on each input, against the original's
+        (`before`, which may stop before the last input), for `seconds` at most."""
+        self.mutant.apply(self.alive)
+        deadline = time.monotonic() + seconds
+        infected = traced = 0
+        for trial, original in zip(trials, before, strict=False):
+            if time.monotonic() > deadline:
+                break
+            after = _states(trial, self.survivor, self.spec)
+            infected += original is not None and after is not None and after != original
+            traced += 1
+        return Infections(inputs=infected, traced=traced)
 
 
 def _name(trial: Trial, survivor: SurvivorSpec) -> str:
@@ -482,7 +484,7 @@ def witnesses_for_group(
         if draft.index < 0 and evidence.reached and survivor.direct:
             evidence.infected, evidence.traced = _infection_check(
                 functools.partial(originals.of, survivor),
-                functools.partial(_infections, mutant, alive, survivor, spec),
+                _Infecting(mutant, alive, survivor, spec),
                 trials,
                 spec,
                 run_forked,
