@@ -4,7 +4,8 @@ Each runner collects the tests once and forks a child per mutant. The executor k
 every runner supplied with its next job while it runs one, reads results as they come,
 and restarts a runner that dies: the job it ran goes to the runner replacing it, once
 (a second death is that mutant's RuntimeError verdict), and the job waiting behind it
-to whichever runner is free."""
+to whichever runner is free. Runners beyond the first start only when the work left
+would outlast a runner's start-up."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ from auditor.mutation.protocol import Job, JobResult, RunnerSpec
 
 _STARTUP_TIMEOUT = 120.0
 _QUEUED_PER_RUNNER = 2
+_FORK_SECONDS = 0.02
+"""What a mutant costs besides its tests' time, in the work estimate that decides whether
+another runner pays: forking the child and applying the mutant."""
 """A runner has its next job at hand when a child ends: it forks again at once instead
 of waiting for the audit process to take the result in and answer, a wait that adds up
 over thousands of mutants on busy cores."""
@@ -46,6 +50,8 @@ class _Runner:
     jobs: deque[Job] = field(default_factory=deque)
     """Sent and not answered yet: the running job first, then the one queued behind it."""
     ready: bool = False
+    startup: float = 0.0
+    """Seconds from its start to collected tests, once ready."""
     dead: bool = False
     """Its stdin is closed: it died after its last answer; its end of output follows."""
     started: float = field(default_factory=time.monotonic)
@@ -135,11 +141,33 @@ class RunnerPool:
         )
         return _Runner(number, process, home / "output.log")
 
-    def start(self) -> None:
-        """Start the runners without waiting for them (they start up while the caller
-        goes on, e.g. planning); `run` starts them if nobody did."""
-        if not self.runners:
-            self.runners = [self._start(n) for n in range(self.jobs)]
+    def start(self, count: int | None = None) -> None:
+        """Start runners up to `count` (all `jobs` by default) without waiting for them:
+        they start up while the caller goes on, e.g. planning. `run` starts one if
+        nobody did, and more when the work calls for them."""
+        wanted = self.jobs if count is None else min(count, self.jobs)
+        while len(self.runners) < wanted:
+            self.runners.append(self._start(len(self.runners)))
+
+    def _job_seconds(self, job: Job) -> float:
+        seconds = self.settings.test_seconds
+        tests = [*job.tests, *job.subprocess_tests]
+        return _FORK_SECONDS + sum(seconds.get(test, 0.0) for test in tests)
+
+    def _add_runners(self, pending: _Lookahead, selector: selectors.BaseSelector) -> None:
+        """Another runner starts when the work left, shared among the runners there are,
+        would outlast a runner's start-up (the first one's, measured): a change's few
+        quick mutants are done by one runner before a second has collected the tests,
+        and the second would only take CPU from it."""
+        startups = [runner.startup for runner in self.runners if runner.ready]
+        while startups and len(self.runners) < self.jobs:
+            held = sum(self._job_seconds(job) for runner in self.runners for job in runner.jobs)
+            enough = startups[0] * len(self.runners) - held
+            if not pending.more_work_than(enough, self._job_seconds):
+                return
+            runner = self._start(len(self.runners))
+            self.runners.append(runner)
+            selector.register(runner.process.stdout, selectors.EVENT_READ, runner)
 
     def run(
         self,
@@ -152,7 +180,7 @@ class RunnerPool:
         pending = _Lookahead(iter(jobs))
         if not pending:
             return
-        self.start()
+        self.start(1)
         selector = selectors.DefaultSelector()
         for runner in self.runners:
             selector.register(runner.process.stdout, selectors.EVENT_READ, runner)
@@ -166,6 +194,7 @@ class RunnerPool:
                         if not self._send(runner, job):
                             pending.put_back([job])
                             break
+                self._add_runners(pending, selector)
                 self._enforce_deadlines()
                 events = selector.select(timeout=1.0)
                 for key, _ in events:
@@ -184,6 +213,7 @@ class RunnerPool:
                         message = json.loads(line)
                         if "ready" in message:
                             runner.ready = True
+                            runner.startup = message.get("at", time.monotonic()) - runner.started
                         else:
                             runner.jobs.popleft()
                             if runner.jobs:  # the queued job starts now
@@ -259,25 +289,38 @@ class RunnerPool:
 
 
 class _Lookahead:
-    """An iterator that can say whether it has more, so jobs are built only when sent."""
+    """An iterator that can say whether it has more, and how much work, so jobs are built
+    only when sent or weighed."""
 
     def __init__(self, items: Iterator[Job]) -> None:
         self._items = items
-        self._next: list[Job] = []
+        self._next: deque[Job] = deque()
 
     def __bool__(self) -> bool:
         if not self._next:
-            self._next = list(itertools.islice(self._items, 1))
+            self._next.extend(itertools.islice(self._items, 1))
         return bool(self._next)
 
     def popleft(self) -> Job:
         if not self:
             raise IndexError("no more jobs")
-        return self._next.pop()
+        return self._next.popleft()
 
     def put_back(self, jobs: list[Job]) -> None:
         """Jobs a runner took and never started: they go out again first, in order."""
-        self._next.extend(reversed(jobs))
+        self._next.extendleft(reversed(jobs))
+
+    def more_work_than(self, seconds: float, weigh: Callable[[Job], float]) -> bool:
+        """Whether the jobs left weigh more than `seconds`; builds only as many as that
+        takes."""
+        total = sum(weigh(job) for job in self._next)
+        while total <= seconds:
+            more = next(self._items, None)
+            if more is None:
+                return False
+            self._next.append(more)
+            total += weigh(more)
+        return True
 
 
 def _deadline(job: Job) -> float:

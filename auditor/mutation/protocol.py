@@ -199,4 +199,7 @@ class JobResult:
 class Ready:
     collected: int
     ready: bool = True
+    at: float = 0.0
+    """`time.monotonic()` when the runner was ready: the audit process reads the clock
+    shared by every process of the machine to learn what a runner's start-up costs."""
     missing: list[str] = field(default_factory=list)

@@ -112,7 +112,7 @@ class RunnerPlugin:
             # outside the tests.
             item.location  # noqa: B018
         self.index = live_functions(set(self.spec.source_files))
-        self.send(Ready(collected=len(self.items)))
+        self.send(Ready(collected=len(self.items), at=time.monotonic()))
         for line in sys.stdin:
             if not line.strip():
                 continue

@@ -22,15 +22,19 @@ from auditor.report import BaselineSection
 @contextlib.contextmanager
 def mutation_pool(run: RunContext, baseline: BaselineSection) -> Iterator[RunnerPool | DaskPool]:
     """The workers of a mutation run. Local runners start at once when some mutant will
-    surely need them (nothing cached yet, or the tests or the code changed since the
-    baseline was kept), so they collect the tests while the caller goes on (the smells,
-    planning); a rerun with nothing changed starts them only if some mutant has no
-    cached verdict."""
+    surely need them, so they collect the tests while the caller goes on (the smells,
+    planning): all of them on a first run (nothing cached yet), one when the tests or
+    the code changed since the baseline was kept (a change's mutants may be a handful,
+    and the pool adds runners when the work calls for them); a rerun with nothing
+    changed starts them only if some mutant has no cached verdict."""
     with tempfile.TemporaryDirectory(prefix="audit-mutate-") as scratch:
         pool = _pool(run, baseline, Path(scratch), run.config.workers)
         try:
-            if isinstance(pool, RunnerPool) and (not kept_whole(baseline) or _first_run(run)):
-                pool.start()
+            if isinstance(pool, RunnerPool):
+                if _first_run(run):
+                    pool.start()
+                elif not kept_whole(baseline):
+                    pool.start(1)
             yield pool
         finally:
             pool.close()

@@ -475,9 +475,11 @@ def test_a_first_run_starts_its_runners_before_the_smell_check_and_a_rerun_none(
 
 
 @pytest.mark.slow
-def test_a_run_after_a_change_starts_its_runners_before_the_smell_check(project_copy):
+def test_a_run_after_a_change_starts_one_runner_before_the_smell_check(project_copy):
     # The changed function's mutants have no verdict yet: waiting for planning to find
-    # that out put the runners' start (the suite collected) after it.
+    # that out put the runners' start (the suite collected) after it. One runner: a
+    # change's mutants may be a handful, and the pool adds runners when the work calls
+    # for them.
     root = project_copy("ledger")
     accounts = root / "ledger" / "accounts.py"
     edited = "return (debit - credit) if self.kind.debit_normal else (credit - debit)"
@@ -489,7 +491,7 @@ def test_a_run_after_a_change_starts_its_runners_before_the_smell_check(project_
 
     _, after_the_change = _runners_at_smells(root, [rewrite])
     assert edited in accounts.read_text()
-    assert len(after_the_change) == 2
+    assert len(after_the_change) == 1
 
 
 @pytest.mark.slow
