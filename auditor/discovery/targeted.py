@@ -8,12 +8,11 @@ from), not those of modules it never meant to test.
 
 from __future__ import annotations
 
-import ast
-import functools
-from collections.abc import Iterable
+from collections.abc import Iterator
 from pathlib import Path
 
 from auditor.discovery.project import Project
+from auditor.discovery.test_source import Import, read_test_source
 
 
 def targeted_files(project: Project) -> tuple[str, ...]:
@@ -43,29 +42,13 @@ def _module_files(project: Project) -> dict[str, Path]:
     return modules
 
 
-def _imports(file: Path, modules: dict[str, Path]) -> Iterable[tuple[str, str | None]]:
+def _imports(file: Path, modules: dict[str, Path]) -> Iterator[tuple[str, str | None]]:
     """(module, name imported from it or None) for each import in the file."""
-    return _imports_in(
-        file.read_text(encoding="utf-8", errors="replace"), _package_of(file, modules)
-    )
-
-
-@functools.lru_cache(maxsize=2048)
-def _imports_in(text: str, package: str | None) -> tuple[tuple[str, str | None], ...]:
-    """Kept by content: the warm agent session audits again with one file changed."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return ()
-    found: list[tuple[str, str | None]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.extend((alias.name, None) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            module = _absolute(node, package)
-            if module is not None:
-                found.extend((module, None if a.name == "*" else a.name) for a in node.names)
-    return tuple(found)
+    package = _package_of(file, modules)
+    for imported in read_test_source(file).imports:
+        module = _absolute(imported, package)
+        if module is not None:
+            yield module, imported.name
 
 
 def _package_of(file: Path, modules: dict[str, Path]) -> str | None:
@@ -76,15 +59,15 @@ def _package_of(file: Path, modules: dict[str, Path]) -> str | None:
     return None
 
 
-def _absolute(node: ast.ImportFrom, package: str | None) -> str | None:
-    if not node.level:
-        return node.module
+def _absolute(imported: Import, package: str | None) -> str | None:
+    if not imported.level:
+        return imported.module
     if package is None:
         return None
     base = package.split(".")
-    if node.level > 1:
-        base = base[: -(node.level - 1)]
-    return ".".join([*base, node.module] if node.module else base)
+    if imported.level > 1:
+        base = base[: -(imported.level - 1)]
+    return ".".join([*base, imported.module] if imported.module else base)
 
 
 def _resolve(

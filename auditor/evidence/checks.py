@@ -10,12 +10,11 @@ survivors are the evidence.
 
 from __future__ import annotations
 
-import ast
-import functools
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
+from auditor.discovery.test_source import read_test_source
 from auditor.mutation.scoring import killers
 from auditor.report import CheckEvidence, Mutant
 
@@ -26,7 +25,7 @@ SHOWN_IDS = 5
 def assertion_evidence(
     mutants: Iterable[Mutant], root: Path, test_files: Iterable[str]
 ) -> list[CheckEvidence]:
-    lines_of = {file: _check_lines_in(_text(root / file)) for file in test_files}
+    lines_of = {file: read_test_source(root / file).checks for file in test_files}
     caught: dict[tuple[str, int], list[str]] = defaultdict(list)
     held: dict[tuple[str, int], list[str]] = defaultdict(list)
     test_at: dict[tuple[str, int], str] = {}
@@ -64,51 +63,3 @@ def split_nodeid(nodeid: str) -> tuple[str, str]:
     """`tests/test_x.py::TestA::test_b[1]` -> (`tests/test_x.py`, `TestA.test_b`)."""
     file, _, rest = nodeid.partition("::")
     return file, ".".join(part.split("[", 1)[0] for part in rest.split("::"))
-
-
-def functions_in_test_file(path: Path) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The test file's functions and test-class methods by qualname (`Class.test_x`)."""
-    return _functions_in(_text(path))
-
-
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
-def _functions_in(text: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return {}
-    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found[node.name] = node
-        elif isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found[f"{node.name}.{item.name}"] = item
-    return found
-
-
-@functools.lru_cache(maxsize=2048)
-def _check_lines_in(text: str) -> dict[str, tuple[int, ...]]:
-    """Each test's check lines, kept by content: the warm agent session audits again
-    with one file changed. Read only."""
-    return {name: tuple(_check_lines(f)) for name, f in _functions_in(text).items()}
-
-
-def _check_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[int]:
-    lines = set()
-    for node in ast.walk(function):
-        if isinstance(node, ast.Assert):
-            lines.add(node.lineno)
-        elif isinstance(node, ast.Call):
-            callee = node.func
-            name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
-            if name.startswith("assert") or name in ("raises", "fail", "warns"):
-                lines.add(node.lineno)
-    return sorted(lines)

@@ -5,10 +5,11 @@ literals in the docstring, and whether it looks like it touches the outside worl
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from auditor.discovery.test_source import dotted, read_test_source
 
 _OUTSIDE_MODULES = {
     "os": "processes or files",
@@ -99,17 +100,6 @@ class _Scope:
     names: list[str] = field(default_factory=list)
 
 
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr}" if inner else node.attr
-    if isinstance(node, ast.Call):
-        return _dotted(node.func)
-    return ""
-
-
 def _outside_reason(
     function: ast.FunctionDef | ast.AsyncFunctionDef, imported: dict[str, str]
 ) -> str:
@@ -117,7 +107,7 @@ def _outside_reason(
         return f"its name ({function.name}) suggests it acts on the outside world"
     for node in ast.walk(function):
         if isinstance(node, ast.Call):
-            called = _dotted(node.func)
+            called = dotted(node.func)
             last = called.rsplit(".", 1)[-1]
             head = called.split(".", 1)[0]
             module = imported.get(head, "")
@@ -148,7 +138,7 @@ def _raises(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Raise, ..
     found = []
     for node in ast.walk(function):
         if isinstance(node, ast.Raise):
-            exception = _dotted(node.exc) if node.exc is not None else ""
+            exception = dotted(node.exc) if node.exc is not None else ""
             found.append(Raise(node.lineno, exception))
     return tuple(sorted(found, key=lambda r: r.line))
 
@@ -191,7 +181,7 @@ is found not probeable when the probes make it callable (`auditor.probes.calls`)
 
 
 def _decorators(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    return {_dotted(decorator).rsplit(".", 1)[-1] for decorator in function.decorator_list}
+    return {dotted(decorator).rsplit(".", 1)[-1] for decorator in function.decorator_list}
 
 
 def find_targets(path: Path, relative: str, module: str) -> list[Target]:
@@ -242,39 +232,8 @@ def find_targets(path: Path, relative: str, module: str) -> list[Target]:
 
 
 def expected_exceptions(test_files: list[Path]) -> set[str]:
-    """Exception names the tests expect: `pytest.raises(X)`, `assertRaises(X)`,
-    `except X` (last dotted part); broad ones (Exception) do not count."""
+    """Exception names the tests expect (`TestSource.expected`)."""
     names: set[str] = set()
     for path in test_files:
-        try:
-            names |= _expected_in(path.read_bytes())
-        except OSError:
-            continue
+        names |= read_test_source(path).expected
     return names
-
-
-@functools.lru_cache(maxsize=2048)
-def _expected_in(source: bytes) -> frozenset[str]:
-    """Kept by content: the warm agent session audits again with one file changed."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return frozenset()
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        candidates: list[ast.AST] = []
-        if isinstance(node, ast.Call) and _dotted(node.func).rsplit(".", 1)[-1] in (
-            "raises",
-            "assertRaises",
-            "assertRaisesRegex",
-        ):
-            candidates = node.args[:1]
-        elif isinstance(node, ast.ExceptHandler) and node.type is not None:
-            candidates = [node.type]
-        for candidate in candidates:
-            parts = candidate.elts if isinstance(candidate, ast.Tuple) else [candidate]
-            for part in parts:
-                name = _dotted(part).rsplit(".", 1)[-1]
-                if name and name not in ("Exception", "BaseException"):
-                    names.add(name)
-    return frozenset(names)

@@ -9,9 +9,11 @@ test both kill a mutant that makes the code raise: the kill is no evidence of an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
-from auditor.evidence.checks import functions_in_test_file, split_nodeid
+from auditor.discovery.test_source import read_test_source
+from auditor.evidence.checks import split_nodeid
 from auditor.report import MutationSection, SmellsSection
 from auditor.smells.analyzer import smells_section
 from auditor.smells.catalog import RULES
@@ -30,7 +32,7 @@ def with_mutation_evidence(
         # Without every killer known, a test's exact check may simply never have come
         # first: a faster test caught those mutants, and the rule would accuse it.
         return smells
-    lines: dict[str, dict[str, int]] = {}
+    lines: dict[str, Mapping[str, int]] = {}
     found = list(smells.findings)
     # an assertion-free or empty test is already flagged for what this would say
     flagged = {(s.file, s.test) for s in found if s.code in _CHECKS_NOTHING}
@@ -50,9 +52,7 @@ def with_mutation_evidence(
         if (file, qualname) in flagged:
             continue
         if file not in lines:
-            lines[file] = {
-                name: f.lineno for name, f in functions_in_test_file(root / file).items()
-            }
+            lines[file] = read_test_source(root / file).functions
         survivors = passed_on[test.nodeid]
         found.append(
             _RULE.smell(
