@@ -194,6 +194,8 @@ def equal(first: object, second: object, depth: int = 0) -> bool:
             return mine.keys() == theirs.keys() and all(
                 equal(mine[key], theirs[key], depth + 1) for key in mine
             )
+        if isinstance(first, (list, tuple, dict)) and _equal_items(first, second):
+            return True
         if isinstance(first, (list, tuple)) and isinstance(second, (list, tuple)):
             return len(first) == len(second) and all(
                 equal(a, b, depth + 1) for a, b in zip(first, second, strict=True)
@@ -222,6 +224,19 @@ def _state(value: object) -> dict[str, Any]:
     if isinstance(value, BaseException):
         state["args"] = value.args
     return state
+
+
+def _equal_items(first: object, second: object) -> bool:
+    """Containers whose items `==` finds equal, compared by the interpreter at its own
+    speed: each item it finds equal the walk of `equal` would find equal too (that walk
+    only adds equalities, of objects by their state). jmespath's `Parser(lookahead=n)`
+    holds a list of n items; compared one by one in Python, two such values of a few
+    million took seconds, and every survivor searched through it took the search's
+    whole budget."""
+    try:
+        return (first == second) is True
+    except Exception:
+        return False
 
 
 def _eq_hides_state(value: object) -> bool:

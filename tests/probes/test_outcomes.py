@@ -103,3 +103,44 @@ def test_two_plain_object_sentinels_are_the_same_behaviour():
     # more-itertools' last(iterable, default) returns the default it was given: each
     # call gets its own copy of the input, so the two sentinels differ only by identity.
     assert same(Outcome("returned", value=object()), Outcome("returned", value=object()))
+
+
+class _Parser:
+    """Like jmespath's `Parser(lookahead=n)`: a buffer of n slots."""
+
+    def __init__(self, lookahead: int) -> None:
+        self.tokens = [None] * lookahead
+
+
+def _walks(monkeypatch) -> list[int]:
+    """The steps of `equal`'s walk from here on, one per value it compares."""
+    from auditor.probes import outcomes
+
+    steps: list[int] = []
+    walk = outcomes.equal
+
+    def counted(first, second, depth=0):
+        steps.append(depth)
+        return walk(first, second, depth)
+
+    monkeypatch.setattr(outcomes, "equal", counted)
+    return steps
+
+
+def test_a_large_buffer_that_is_the_same_is_compared_in_one_step(monkeypatch):
+    steps = _walks(monkeypatch)
+    assert same(
+        Outcome("returned", value=_Parser(100_000)), Outcome("returned", value=_Parser(100_000))
+    )
+    assert len(steps) <= 3  # the parser, its state, the buffer: not each slot
+
+
+def test_a_large_buffer_that_differs_in_one_slot_differs():
+    changed = _Parser(100_000)
+    changed.tokens[-1] = 0
+    assert not same(Outcome("returned", value=_Parser(100_000)), Outcome("returned", value=changed))
+
+
+def test_lists_of_objects_equal_by_state_but_not_by_identity_are_still_equal():
+    # `==` says no (another object each), the walk says yes: the quick path never decides no.
+    assert equal([_Parser(2), _Parser(3)], [_Parser(2), _Parser(3)])
