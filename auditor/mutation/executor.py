@@ -33,12 +33,12 @@ from auditor.mutation.protocol import Job, JobResult, RunnerSpec
 
 _STARTUP_TIMEOUT = 120.0
 _QUEUED_PER_RUNNER = 2
-_FORK_SECONDS = 0.02
-"""What a mutant costs besides its tests' time, in the work estimate that decides whether
-another runner pays: forking the child and applying the mutant."""
 """A runner has its next job at hand when a child ends: it forks again at once instead
 of waiting for the audit process to take the result in and answer, a wait that adds up
 over thousands of mutants on busy cores."""
+_FORK_SECONDS = 0.02
+"""What a mutant costs besides its tests' time, in the work estimate that decides whether
+another runner pays: forking the child and applying the mutant."""
 
 
 @dataclass
