@@ -1,8 +1,8 @@
 """What audit reads from a test file's source, in one parse: what it imports, where each
 test function starts and checks, and which exceptions it expects.
 
-The planner, the assertion evidence, the smells and the probes each need one of these;
-each parsing the file itself walked the suite's syntax trees four times a run.
+The planner, the assertion evidence, the smells and the probes each need one of these:
+one parse of each file serves them all.
 """
 
 from __future__ import annotations
