@@ -150,11 +150,29 @@ def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 
 @dataclass(frozen=True)
+class _Class:
+    span: tuple[int, int]
+    name: str
+    plain: bool
+    """No decorator, keyword (a metaclass) or base class but `object`: nothing reads its
+    body but code that names what it binds (a dataclass's fields, marshmallow's declared
+    fields, a registry's subclasses are read where no name says)."""
+
+
+def _class(node: ast.ClassDef) -> _Class:
+    bases = [
+        base for base in node.bases if not (isinstance(base, ast.Name) and base.id == "object")
+    ]
+    plain = not (node.decorator_list or node.keywords or bases)
+    return _Class(span=span(node), name=node.name, plain=plain)
+
+
+@dataclass(frozen=True)
 class _FileFacts:
     """What one module binds and reads, from its text alone."""
 
     statements: tuple[_Statement, ...]
-    classes: tuple[tuple[int, int], ...]
+    classes: tuple[_Class, ...]
     naming: tuple[tuple[str, int], ...]
     """Each name a statement mentions, and the statement's first line."""
     imported: frozenset[str]
@@ -171,7 +189,7 @@ def _facts(relative: str, text: str, path: str) -> _FileFacts | None:
         return None
     return _FileFacts(
         statements=tuple(_import_time_statements(relative, tree.body)),
-        classes=tuple(span(node) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)),
+        classes=tuple(_class(node) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)),
         naming=tuple(mentions_by_statement(tree)),
         imported=frozenset(
             name
@@ -188,6 +206,16 @@ class Binding:
     names: frozenset[str]
     lines: range
     """The statement's lines: the tests that run them (a function defined there) read it."""
+
+
+@dataclass(frozen=True)
+class ValueReaders:
+    """Where code reads, when it is called, the value an import-time statement makes."""
+
+    names: frozenset[str]
+    lines: dict[str, frozenset[int]]
+    """By file relative to the root: the statement's own lines and the functions that
+    name what it binds."""
 
 
 Consumers = tuple[tuple[str, tuple[int, int]], ...]
@@ -229,7 +257,7 @@ class ReadIndex:
         self.support_words: set[str] = set()
         self.naming_lines: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
         """Per name, per file, the statements (first lines) that mention it."""
-        self.classes: dict[str, list[tuple[int, int]]] = {}
+        self.classes: dict[str, list[_Class]] = {}
         imported: set[str] = set()
         for path in sources:
             relative = relative_to_root(str(path), root)
@@ -269,7 +297,7 @@ class ReadIndex:
             self.file_words[relative_to_root(str(path), root)] = _words(_read(path))
         for path in support_files:
             self.support_words |= _words(_read(path))
-        self._closures: dict[frozenset[str], frozenset[str]] = {}
+        self._closures: dict[tuple[frozenset[str], frozenset[str]], frozenset[str]] = {}
         self._consumers: dict[tuple[str, frozenset[str]], Consumers] = {}
         self._bindings: dict[tuple[str, int, int], Binding | None] = {}
 
@@ -331,7 +359,7 @@ class ReadIndex:
         """The lines of the innermost class holding these lines."""
         holding = [
             (last - first, first, last)
-            for first, last in self.classes.get(file, ())
+            for first, last in (found.span for found in self.classes.get(file, ()))
             if first <= line and end_line <= last
         ]
         if not holding:
@@ -347,19 +375,24 @@ class ReadIndex:
                 found[file] |= lines
         return found
 
-    def closure(self, names: frozenset[str]) -> frozenset[str]:
+    def closure(
+        self, names: frozenset[str], keeping: frozenset[str] = frozenset()
+    ) -> frozenset[str]:
         """The names, and those of every import-time statement computed from them or
-        calling a module-level function that reads them (`REGISTRY = build()`)."""
-        if names not in self._closures:
+        calling a module-level function that reads them (`REGISTRY = build()`), but the
+        names `keeping` holds: classes that keep their identity when a statement of
+        their body runs again."""
+        key = (names, keeping)
+        if key not in self._closures:
             reached = set(names)
             pending = list(names)
             while pending:
                 for statement in self._computed_from(pending.pop()):
-                    for bound in statement.binds - reached:
+                    for bound in statement.binds - reached - keeping:
                         reached.add(bound)
                         pending.append(bound)
-            self._closures[names] = frozenset(reached)
-        return self._closures[names]
+            self._closures[key] = frozenset(reached)
+        return self._closures[key]
 
     def _computed_from(self, name: str) -> Iterator[_Statement]:
         """Import-time statements that mention the name or call a module-level function
@@ -407,18 +440,54 @@ class ReadIndex:
         return tuple(sorted(found))
 
     def readers(self, names: frozenset[str]) -> Readers:
+        return Readers(
+            function_lines=self._function_lines(names),
+            test_files=frozenset(
+                file for file, words in self.file_words.items() if not words.isdisjoint(names)
+            ),
+            every_test=not self.support_words.isdisjoint(names) or self._read_unnamed(names),
+        )
+
+    def value_readers(self, file: str, line: int, end_line: int) -> ValueReaders | None:
+        """The code that reads, when it is called, what the innermost import-time
+        statement at these lines makes: the statement's own lines (a function it defines)
+        and the functions that name what it binds or what is computed from that at
+        import. None where that cannot be followed by name (`binding_at`), or where a
+        class around the statement is not plain (`_Class.plain`)."""
+        binding = self.binding_at(file, line, end_line)
+        if binding is None:
+            return None
+        around = [
+            found
+            for found in self.classes.get(file, ())
+            if found.span[0] <= binding.lines.start and binding.lines.stop - 1 <= found.span[1]
+        ]
+        classes = frozenset(found.name for found in around)
+        names = binding.names - classes
+        if not names or not all(found.plain for found in around):
+            return None
+        # A class keeps its identity (`swap.reexecute_module`): code reads the changed
+        # attribute through it only where it names the attribute.
+        reached = self.closure(names, classes)
+        if self._read_unnamed(reached):
+            return None
+        lines = {file: frozenset(binding.lines)}
+        for reader, found in self._function_lines(reached).items():
+            lines[reader] = lines.get(reader, frozenset()) | found
+        return ValueReaders(names=names, lines=lines)
+
+    def _function_lines(self, names: Iterable[str]) -> dict[str, frozenset[int]]:
+        """The lines of the functions that mention one of the names, by file."""
         lines: dict[str, set[int]] = defaultdict(set)
         for name in names:
             for function in self.functions_mentioning.get(name, ()):
                 lines[function.file].update(function.lines)
-        return Readers(
-            function_lines={file: frozenset(found) for file, found in lines.items()},
-            test_files=frozenset(
-                file for file, words in self.file_words.items() if not words.isdisjoint(names)
-            ),
-            every_test=not self.support_words.isdisjoint(names)
-            or any(statement.dynamic for name in names for statement in self._computed_from(name)),
-        )
+        return {file: frozenset(found) for file, found in lines.items()}
+
+    def _read_unnamed(self, names: Iterable[str]) -> bool:
+        """Whether an import-time statement whose effect no name says reads one of the
+        names (`register(TABLE)`)."""
+        return any(statement.dynamic for name in names for statement in self._computed_from(name))
 
 
 def _read(path: Path) -> str:

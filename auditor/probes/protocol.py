@@ -34,6 +34,17 @@ class TargetSpec:
 
 
 @dataclass
+class Reads:
+    """Where the code of an import-time survivor's file reads, when called, what the
+    mutated statement makes (`ReadIndex.value_readers`): an input that runs none of it
+    sees the original's values, whatever it calls."""
+
+    names: list[str]
+    spans: list[tuple[int, int]]
+    """First and last lines of the statement and of the functions that name its values."""
+
+
+@dataclass
 class SurvivorSpec:
     job: Job
     """The payload the mutation stage ran the mutant with (`MutationRun.survivors`)."""
@@ -50,6 +61,9 @@ class SurvivorSpec:
     takes from that function (a search takes its functions' inputs in turn,
     `witness_examples` in all). Every search through a function uses the same inputs,
     generated once per probe process; a target not named gets its share."""
+    reads: Reads | None = None
+    """For an import-time mutant whose values only its file's code reads, and by name:
+    where. None: any input may read them."""
 
     @property
     def mutant_id(self) -> str:
@@ -72,6 +86,7 @@ class SurvivorSpec:
             "targets": self.targets,
             "inputs": self.inputs,
             "lines": [self.first_line, self.last_line, self.direct],
+            "reads": None if self.reads is None else [self.reads.names, self.reads.spans],
         }
 
 

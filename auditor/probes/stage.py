@@ -27,12 +27,15 @@ from auditor.discovery.project import Project
 from auditor.errors import ProbeError
 from auditor.mutation.cache import ResultCache
 from auditor.mutation.mutant import MutantSources
+from auditor.mutation.plan import read_index
 from auditor.mutation.protocol import Job
+from auditor.mutation.readers import ReadIndex
 from auditor.probes.cache import ProbeCache
 from auditor.probes.protocol import (
     FunctionResult,
     ProbeResult,
     ProbeSpec,
+    Reads,
     SurvivorSpec,
     TargetSpec,
     WitnessResult,
@@ -146,9 +149,11 @@ def _survivors(
     mutation: MutationSection,
     jobs: Mapping[str, Job],
     probed: dict[str, TargetSpec],
+    index: ReadIndex | None = None,
 ) -> tuple[list[SurvivorSpec], list[Witness]]:
     """Survivors to search a witness for, and those that cannot have one. Each survivor's
-    code comes from the job the mutation stage ran it with: no file is planned again."""
+    code comes from the job the mutation stage ran it with: no file is planned again.
+    `index` says where import-time survivors' values are read (`Reads`)."""
     specs, unsearchable = [], []
     observed_keys = {f"{entry.file}::{entry.qualname}" for entry in baseline.observed}
     sources = MutantSources()
@@ -175,9 +180,25 @@ def _survivors(
                 first_line=mutant.line,
                 last_line=mutant.end_line,
                 direct=keys == [f"{mutant.file}::{mutant.function}"],
+                reads=_reads(index, mutant) if index and job.path == "module" else None,
             )
         )
     return specs, unsearchable
+
+
+def _reads(index: ReadIndex, mutant: Mutant) -> Reads | None:
+    """Where the survivor's own file reads what its import-time statement makes; None
+    where code of another file may read it too (a search traces its own file only)."""
+    found = index.value_readers(mutant.file, mutant.line, mutant.end_line)
+    if found is None or set(found.lines) != {mutant.file}:
+        return None
+    spans: list[tuple[int, int]] = []
+    for line in sorted(found.lines[mutant.file]):
+        if spans and spans[-1][1] == line - 1:
+            spans[-1] = (spans[-1][0], line)
+        else:
+            spans.append((line, line))
+    return Reads(names=sorted(found.names), spans=spans)
 
 
 def _search_through(mutant: Mutant, probed: Mapping[str, object], observed: set[str]) -> list[str]:
@@ -235,8 +256,12 @@ def run_probes(
                     reason=f"{target.outside}; allow it with probe_allow",
                 )
             )
+    jobs = survivors or {}
+    import_time = any(job.path == "module" for job in jobs.values())
     to_witness, witnesses = (
-        _survivors(baseline, mutation, survivors or {}, probed) if mutation else ([], [])
+        _survivors(baseline, mutation, jobs, probed, read_index(project) if import_time else None)
+        if mutation
+        else ([], [])
     )
     to_witness = input_counts(to_witness, _witness_examples(config))
     expected = sorted(expected_exceptions(list(project.test_files)))

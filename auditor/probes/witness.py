@@ -32,7 +32,7 @@ from auditor.mutation.swap import SwapError
 from auditor.probes.calls import Example, Subject
 from auditor.probes.hangs import CallTimeout, alarm, guarded_call
 from auditor.probes.outcomes import Outcome, equal, same
-from auditor.probes.protocol import ProbeSpec, SurvivorSpec, share_of
+from auditor.probes.protocol import ProbeSpec, Reads, SurvivorSpec, share_of
 from auditor.probes.reach import FileLines, States, statement_lines, watching
 from auditor.probes.search import search_settings
 from auditor.probes.suggest import NoLiteral, name_for, render, run_test
@@ -361,6 +361,11 @@ class _Infecting:
         return Infections(inputs=infected, traced=traced)
 
 
+def _reads(trial: Trial, reads: Reads) -> bool:
+    """Whether the original ran, on the trial's input, code that reads the values."""
+    return trial.ran is not None and any(trial.ran.ran(first, last) for first, last in reads.spans)
+
+
 def _name(trial: Trial, survivor: SurvivorSpec) -> str:
     return name_for(trial.subject, survivor.mutant_id)
 
@@ -468,6 +473,14 @@ def witnesses_for_group(
                 found.append(_unshown(survivor, Draft(examples=len(trials)), evidence))
                 continue
             trials = reaching
+        elif survivor.reads is not None:
+            # Its values are the original's wherever its file's code does not read them.
+            reading = [trial for trial in trials if _reads(trial, survivor.reads)]
+            evidence.reading = len(reading)
+            if not reading:
+                found.append(_unshown(survivor, Draft(examples=len(trials)), evidence))
+                continue
+            trials = reading
         try:
             mutant = sources.prepare(survivor.job)
         except SwapError as changed:
@@ -555,6 +568,9 @@ class Evidence:
     survivor searched through its own function, which reached it)."""
     traced: int = 0
     """Inputs the infection check traced on both versions."""
+    reading: int = -1
+    """Inputs that ran code reading an import-time survivor's values (`Reads`); -1 when
+    any input may read them."""
 
 
 ENOUGH_INPUTS = 10
@@ -570,7 +586,12 @@ def _unshown(survivor: SurvivorSpec, draft: Draft, evidence: Evidence) -> Witnes
     made says nothing: the inputs may lack the values that make it (an option never
     passed)."""
     tried = draft.examples
-    if not evidence.reached:
+    names = ", ".join(survivor.reads.names) if survivor.reads else ""
+    if evidence.reading == 0:
+        reason = f"none of {tried} inputs ran code that reads {names}"
+    elif evidence.reading > 0 and not evidence.reached:
+        reason = f"{tried} inputs ran code that reads {names}: none told it apart"
+    elif not evidence.reached:
         reason = f"none of {tried} inputs ran the mutated line"
     elif not survivor.direct:
         reason = f"searched through other functions: none of {tried} inputs told it apart"

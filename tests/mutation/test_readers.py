@@ -299,3 +299,45 @@ def test_an_index_built_again_parses_only_the_files_that_changed(tmp_path, monke
     again = index(tmp_path, {**files, "edited.py": "EDITED = 2\n"})
     assert parsed == ["edited.py"]
     assert names_at(again, "kept.py", 1) == {"KEPT"}
+
+
+PRICES = """\
+    class Prices:
+        RATES = {'tea': 2}
+
+        def of(self, kind):
+            return self.RATES[kind]
+
+    def describe():
+        return Prices.__name__
+    """
+
+
+def test_a_plain_class_attribute_is_read_by_the_code_that_names_it_not_the_class(tmp_path):
+    found = index(tmp_path, {"m.py": PRICES})
+    readers = found.value_readers("m.py", 2, 2)
+    assert readers is not None
+    assert readers.names == {"RATES"}
+    assert readers.lines == {"m.py": frozenset({2, 5})}
+
+
+def test_an_attribute_of_a_class_with_a_base_has_no_readers_by_name(tmp_path):
+    # A base class may read its subclasses' bodies where no name says (declared fields).
+    found = index(tmp_path, {"m.py": PRICES.replace("class Prices:", "class Prices(dict):")})
+    assert found.value_readers("m.py", 2, 2) is None
+
+
+def test_an_attribute_of_a_decorated_class_has_no_readers_by_name(tmp_path):
+    source = "import dataclasses\n\n@dataclasses.dataclass\nclass P:\n    size: int = 2\n"
+    found = index(tmp_path, {"m.py": source})
+    assert found.value_readers("m.py", 5, 5) is None
+
+
+def test_a_module_value_is_read_by_the_functions_of_every_file_that_name_it(tmp_path):
+    files = {
+        "rates.py": "RATE = 2\n\ndef scaled(n):\n    return n * RATE\n",
+        "shop.py": "import rates\n\ndef price(n):\n    return n + rates.RATE\n",
+    }
+    readers = index(tmp_path, files).value_readers("rates.py", 1, 1)
+    assert readers is not None
+    assert readers.lines == {"rates.py": frozenset({1, 4}), "shop.py": frozenset({4})}
