@@ -256,10 +256,8 @@ def run_probes(
                     reason=f"{target.outside}; allow it with probe_allow",
                 )
             )
-    jobs = survivors or {}
-    import_time = any(job.path == "module" for job in jobs.values())
     to_witness, witnesses = (
-        _survivors(baseline, mutation, jobs, probed, read_index(project) if import_time else None)
+        _survivors(baseline, mutation, survivors or {}, probed, _index_for(project, survivors))
         if mutation
         else ([], [])
     )
@@ -309,6 +307,13 @@ def run_probes(
         interrupted=interrupted,
         stopped_by_budget=out_of_time,
     )
+
+
+def _index_for(project: Project, survivors: Mapping[str, Job] | None) -> ReadIndex | None:
+    """The names the project binds and reads, when an import-time survivor needs them."""
+    if not any(job.path == "module" for job in (survivors or {}).values()):
+        return None
+    return read_index(project)
 
 
 def _keep(

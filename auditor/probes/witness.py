@@ -361,6 +361,24 @@ class _Infecting:
         return Infections(inputs=infected, traced=traced)
 
 
+def _to_replay(survivor: SurvivorSpec, trials: list[Trial]) -> tuple[list[Trial], Evidence]:
+    """The trials on which the mutant may do other than the original, and what the
+    original's runs say about reaching it."""
+    lines = statement_lines(survivor.path, survivor.first_line, survivor.last_line)
+    reaching = [trial for trial in trials if trial.ran is not None and trial.ran.ran(*lines)]
+    evidence = Evidence(reached=bool(reaching))
+    if survivor.job.path == "swap":
+        # Its function's code is the original's up to the mutated lines: on an input
+        # that does not run them, the mutant does what the original does.
+        return reaching, evidence
+    if survivor.reads is not None:
+        # Its values are the original's wherever its file's code does not read them.
+        reading = [trial for trial in trials if _reads(trial, survivor.reads)]
+        evidence.reading = len(reading)
+        return reading, evidence
+    return trials, evidence
+
+
 def _reads(trial: Trial, reads: Reads) -> bool:
     """Whether the original ran, on the trial's input, code that reads the values."""
     return trial.ran is not None and any(trial.ran.ran(first, last) for first, last in reads.spans)
@@ -463,24 +481,11 @@ def witnesses_for_group(
         if not trials:
             found.append(_not_probeable(survivor, "no probeable function reaches it"))
             continue
-        lines = statement_lines(survivor.path, survivor.first_line, survivor.last_line)
-        reaching = [trial for trial in trials if trial.ran is not None and trial.ran.ran(*lines)]
-        evidence = Evidence(reached=bool(reaching))
-        if survivor.job.path == "swap":
-            # Its function's code is the original's up to the mutated lines: on an input
-            # that does not run them, the mutant does what the original does.
-            if not reaching:
-                found.append(_unshown(survivor, Draft(examples=len(trials)), evidence))
-                continue
-            trials = reaching
-        elif survivor.reads is not None:
-            # Its values are the original's wherever its file's code does not read them.
-            reading = [trial for trial in trials if _reads(trial, survivor.reads)]
-            evidence.reading = len(reading)
-            if not reading:
-                found.append(_unshown(survivor, Draft(examples=len(trials)), evidence))
-                continue
-            trials = reading
+        replayed, evidence = _to_replay(survivor, trials)
+        if not replayed:
+            found.append(_unshown(survivor, Draft(examples=len(trials)), evidence))
+            continue
+        trials = replayed
         try:
             mutant = sources.prepare(survivor.job)
         except SwapError as changed:
