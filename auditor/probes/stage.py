@@ -159,7 +159,7 @@ def _survivors(
     sources = MutantSources()
     for mutant in (m for m in mutation.mutants if m.status == "Survived"):
         job = jobs.get(mutant.id)
-        keys = _search_through(mutant, probed, observed_keys)
+        keys = _search_through(mutant, probed, observed_keys, index)
         why = ""
         if job is None:
             why = "no code of the mutant to run"
@@ -201,17 +201,32 @@ def _reads(index: ReadIndex, mutant: Mutant) -> Reads | None:
     return Reads(names=sorted(found.names), spans=spans)
 
 
-def _search_through(mutant: Mutant, probed: Mapping[str, object], observed: set[str]) -> list[str]:
+def _search_through(
+    mutant: Mutant,
+    probed: Mapping[str, TargetSpec],
+    observed: set[str],
+    index: ReadIndex | None = None,
+) -> list[str]:
     """The functions a survivor's witness is searched through: its own, else its file's,
-    its class's first (the constructor builds the state its methods read), then those the
-    tests called."""
+    its class's first (the constructor builds the state its methods read; for import-time
+    code, the class whose body holds it: `Boolean.truthy` is read by `Boolean`), then
+    those the tests called."""
     own = f"{mutant.file}::{mutant.function}"
     if own in probed:
         return [own]
+    around = (
+        index.class_around(mutant.file, mutant.line, mutant.end_line)
+        if index and not mutant.function
+        else None
+    )
     own_class = f"{mutant.file}::{mutant.function.split('.')[0]}."
+
+    def in_own_class(key: str) -> bool:
+        return probed[key].line in around if around else key.startswith(own_class)
+
     in_file = sorted(
         (key for key in probed if key.startswith(f"{mutant.file}::")),
-        key=lambda key: (not key.startswith(own_class), key not in observed, key),
+        key=lambda key: (not in_own_class(key), key not in observed, key),
     )
     return in_file[:WITNESS_CANDIDATES]
 

@@ -1,6 +1,7 @@
-"""An import-time survivor's witness search replays only the inputs that ran code of its
-file reading what the mutated statement makes: on the others the mutant's values are
-never read, so the mutant does what the original does."""
+"""An import-time survivor's witness search goes through the class whose body holds it
+first, and replays only the inputs that ran code of its file reading what the mutated
+statement makes: on the others the mutant's values are never read, so the mutant does
+what the original does."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from auditor.mutation.readers import ReadIndex
 from auditor.probes.calls import Subject
 from auditor.probes.child import _run_forked
 from auditor.probes.protocol import Reads, SurvivorSpec
-from auditor.probes.stage import _survivors
+from auditor.probes.stage import _search_through, _survivors
 from auditor.probes.witness import witnesses_for_group
 from auditor.report import BaselineSection, MutationSection, Witness
 from tests.conftest import a_mutant, probe_spec, source_module, target_spec
@@ -101,3 +102,32 @@ def test_a_survivor_no_function_reads_is_not_replayed_and_says_so(module):
     assert witness.status == "not_shown"
     assert witness.reason.startswith("none of ")
     assert witness.reason.endswith(" inputs ran code that reads UNUSED")
+
+
+TWO_CLASSES = """\
+class Apple:
+    def ripe(self):
+        return True
+
+
+class Pear:
+    SIZES = ("small", "large")
+
+    def sizes(self):
+        return self.SIZES
+"""
+
+
+def test_a_class_attribute_s_survivor_is_searched_through_its_own_class_first(tmp_path):
+    path = tmp_path / "fruit.py"
+    path.write_text(TWO_CLASSES, encoding="utf-8")
+    probed = {
+        "fruit.py::Apple.ripe": target_spec("fruit.py::Apple.ripe", str(path), "fruit", line=2),
+        "fruit.py::Pear.sizes": target_spec("fruit.py::Pear.sizes", str(path), "fruit", line=9),
+    }
+    mutant = a_mutant("m", file="fruit.py", function="", line=7, end_line=7, path="module")
+    index = ReadIndex(tmp_path, [path], [], [])
+    assert _search_through(mutant, probed, set(), index) == [
+        "fruit.py::Pear.sizes",
+        "fruit.py::Apple.ripe",
+    ]
