@@ -357,15 +357,19 @@ class ReadIndex:
 
     def class_around(self, file: str, line: int, end_line: int) -> range | None:
         """The lines of the innermost class holding these lines."""
-        holding = [
-            (last - first, first, last)
-            for first, last in (found.span for found in self.classes.get(file, ()))
-            if first <= line and end_line <= last
-        ]
+        holding = self._classes_around(file, line, end_line)
         if not holding:
             return None
-        _, first, last = min(holding)
+        first, last = min((found.span for found in holding), key=lambda span: span[1] - span[0])
         return range(first, last + 1)
+
+    def _classes_around(self, file: str, line: int, end_line: int) -> list[_Class]:
+        """The classes whose bodies hold these lines, at any depth."""
+        return [
+            found
+            for found in self.classes.get(file, ())
+            if found.span[0] <= line and end_line <= found.span[1]
+        ]
 
     def lines_naming(self, names: Iterable[str]) -> dict[str, set[int]]:
         """The statements that mention one of the names, by file: where it is read."""
@@ -457,11 +461,7 @@ class ReadIndex:
         binding = self.binding_at(file, line, end_line)
         if binding is None:
             return None
-        around = [
-            found
-            for found in self.classes.get(file, ())
-            if found.span[0] <= binding.lines.start and binding.lines.stop - 1 <= found.span[1]
-        ]
+        around = self._classes_around(file, binding.lines.start, binding.lines.stop - 1)
         classes = frozenset(found.name for found in around)
         names = binding.names - classes
         if not names or not all(found.plain for found in around):

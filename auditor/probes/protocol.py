@@ -40,8 +40,8 @@ class Reads:
     sees the original's values, whatever it calls."""
 
     names: list[str]
-    spans: list[tuple[int, int]]
-    """First and last lines of the statement and of the functions that name its values."""
+    lines: list[int]
+    """The lines of the statement and of the functions that name its values."""
 
 
 @dataclass
@@ -86,7 +86,7 @@ class SurvivorSpec:
             "targets": self.targets,
             "inputs": self.inputs,
             "lines": [self.first_line, self.last_line, self.direct],
-            "reads": None if self.reads is None else [self.reads.names, self.reads.spans],
+            "reads": None if self.reads is None else [self.reads.names, self.reads.lines],
         }
 
 

@@ -192,13 +192,7 @@ def _reads(index: ReadIndex, mutant: Mutant) -> Reads | None:
     found = index.value_readers(mutant.file, mutant.line, mutant.end_line)
     if found is None or set(found.lines) != {mutant.file}:
         return None
-    spans: list[tuple[int, int]] = []
-    for line in sorted(found.lines[mutant.file]):
-        if spans and spans[-1][1] == line - 1:
-            spans[-1] = (spans[-1][0], line)
-        else:
-            spans.append((line, line))
-    return Reads(names=sorted(found.names), spans=spans)
+    return Reads(names=sorted(found.names), lines=sorted(found.lines[mutant.file]))
 
 
 def _search_through(

@@ -381,7 +381,7 @@ def _to_replay(survivor: SurvivorSpec, trials: list[Trial]) -> tuple[list[Trial]
 
 def _reads(trial: Trial, reads: Reads) -> bool:
     """Whether the original ran, on the trial's input, code that reads the values."""
-    return trial.ran is not None and any(trial.ran.ran(first, last) for first, last in reads.spans)
+    return trial.ran is not None and not trial.ran.lines.isdisjoint(reads.lines)
 
 
 def _name(trial: Trial, survivor: SurvivorSpec) -> str:

@@ -87,7 +87,7 @@ def _search(spec: SurvivorSpec, subjects: dict[str, Subject]) -> Witness:
 
 def test_a_class_attribute_is_read_where_its_file_names_it(module):
     spec, _ = _survivor(module, 3, "0", "1")
-    assert spec.reads == Reads(names=["DEFAULT"], spans=[(3, 3), (8, 8)])
+    assert spec.reads == Reads(names=["DEFAULT"], lines=[3, 8])
 
 
 def test_a_survivor_read_by_one_function_is_witnessed_through_it(module):
