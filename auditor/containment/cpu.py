@@ -2,7 +2,9 @@
 
 A mutant that loops forever burns CPU at the same rate on an idle machine and a busy
 one, while its wall time stretches with the load: timing a hang in CPU seconds lets the
-allowance be a fraction of a second without calling a slow machine's tests hangs."""
+allowance be a fraction of a second without calling a slow machine's tests hangs. The
+wall-time backstop (for a hang that sleeps) leaves out the time the child spent ready
+to run but waiting for a core, for the same reason."""
 
 from __future__ import annotations
 
@@ -20,5 +22,15 @@ def cpu_seconds(pid: int) -> float:
             # last ")"; utime, stime, cutime and cstime are fields 14 to 17.
             fields = stat.read().rsplit(b")", 1)[1].split()
         return sum(int(ticks) for ticks in fields[11:15]) / _TICKS_PER_SECOND
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def queued_seconds(pid: int) -> float:
+    """Seconds the process was ready to run and waited for a core (the kernel's
+    scheduler statistics); 0.0 when it is gone or the kernel keeps none."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as schedstat:
+            return int(schedstat.read().split()[1]) / 1e9
     except (OSError, IndexError, ValueError):
         return 0.0

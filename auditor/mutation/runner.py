@@ -24,10 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from auditor.containment import wire
-from auditor.containment.cpu import cpu_seconds
+from auditor.containment.cpu import cpu_seconds, queued_seconds
 from auditor.containment.memory import MEMORY_POLL_SECONDS, MemoryWatch, resident_bytes
 from auditor.mutation.mutant import (
     MutantCompileError,
@@ -436,6 +436,15 @@ class ServedMutant:
 _CORES = os.cpu_count() or 1
 
 
+class _Mark(NamedTuple):
+    """Where a child's allowance is counted from: its CPU seconds, the runner's clock,
+    and the seconds it had waited for a core."""
+
+    cpu: float
+    wall: float
+    queued: float
+
+
 @dataclass
 class _Watched:
     """A child the runner waits for, and what it may use: CPU seconds in each test (a
@@ -452,28 +461,29 @@ class _Watched:
     """The test it runs, by its place in the job; -1 before the first."""
     starts: list[float] = field(default_factory=list)
     """Its CPU seconds as each test started."""
-    mark: tuple[float, float] = (0.0, 0.0)
-    """Its CPU and wall time when what it is allowed was counted from."""
+    mark: _Mark = field(init=False)
 
     def __post_init__(self) -> None:
-        self.mark = (0.0, self.started)
+        self.mark = _Mark(0.0, self.started, 0.0)
 
     def next_test(self) -> None:
         self.test += 1
         self.starts.append(cpu_seconds(self.pid))
         if self.budget.per_test:
-            self.mark = (self.starts[-1], time.monotonic())
+            self.mark = _Mark(self.starts[-1], time.monotonic(), queued_seconds(self.pid))
 
     def past_allowance(self) -> str | None:
         """What it ran past of its time, or None."""
         cpu = self.budget.cpu(self.test)
         wall = self.wall or wall_allowed(cpu)
-        waited = time.monotonic() - self.mark[1]
-        if waited > wall:
+        waited = time.monotonic() - self.mark.wall
+        # A child kept from a core by the load did not hang: only the time it could
+        # have run counts against the backstop.
+        if waited > wall and waited - (queued_seconds(self.pid) - self.mark.queued) > wall:
             return f"no verdict within {wall:.1f}s"
         # Its CPU time grows at most as fast as wall time on every core: /proc is read
         # only once the allowance could be used up, not on every message of a quick test.
-        if waited * _CORES > cpu and cpu_seconds(self.pid) - self.mark[0] > cpu:
+        if waited * _CORES > cpu and cpu_seconds(self.pid) - self.mark.cpu > cpu:
             return f"more than {cpu:.2f}s of CPU time"
         return None
 
@@ -494,19 +504,21 @@ def _read_until(
     chunks: list[bytes] = []
     pending = b""
     while True:
-        past = child.past_allowance()
-        if past is not None or child.memory.exceeded:
-            original = timed_original() if timed_original is not None else None
-            timed_original = None
-            if original is not None:
-                if child.allow(original):
-                    continue
-                past = child.past_allowance()  # what it ran past of the new allowance
-            return b"".join(chunks), past
-        ready, _, _ = select.select([fd], [], [], MEMORY_POLL_SECONDS)
-        if not ready:
-            child.memory.check()
-            continue
+        # What the child has written is read before its time is judged: a runner kept
+        # from a core by the load may wake to a verdict that came in time.
+        if not _readable(fd, 0.0):
+            past = child.past_allowance()
+            if past is not None or child.memory.exceeded:
+                original = timed_original() if timed_original is not None else None
+                timed_original = None
+                if original is not None:
+                    if child.allow(original):
+                        continue
+                    past = child.past_allowance()  # what it ran past of the new allowance
+                return b"".join(chunks), past
+            if not _readable(fd, MEMORY_POLL_SECONDS):
+                child.memory.check()
+                continue
         chunk = os.read(fd, 65536)
         if not chunk:
             return b"".join(chunks), None
@@ -515,6 +527,10 @@ def _read_until(
         for line in lines:
             if line.startswith(b'{"start"'):
                 child.next_test()
+
+
+def _readable(fd: int, wait: float) -> bool:
+    return bool(select.select([fd], [], [], wait)[0])
 
 
 def _kill_group(pid: int) -> None:

@@ -62,6 +62,51 @@ def test_a_child_that_waits_forever_is_stopped_by_the_wall_backstop():
     assert used < 0.1
 
 
+def test_a_verdict_written_in_time_counts_though_the_runner_reads_it_late():
+    pid, read_end = _child(lambda: None)
+    os.waitpid(pid, 0)
+    job = Job(id="m", path="swap", file="f.py", module_name="f", tests=[], timeout=0.1)
+    memory = MemoryWatch(pid, resident_bytes(os.getpid()), 512)
+    # The runner was kept from a core for ten seconds after the child started.
+    late = _Watched(pid, TestBudget(job, ()), memory, wall=0.5, started=time.monotonic() - 10)
+    output, past = _read_until(read_end, late)
+    os.close(read_end)
+    assert (output, past) == (b"done\n", None)
+
+
+def _compute(seconds: float) -> None:
+    started = time.process_time()
+    while time.process_time() - started < seconds:
+        pass
+
+
+def _crowded_out() -> None:
+    """Compute for 20 ms of CPU at the lowest priority on the core two spinners hold."""
+    os.sched_setaffinity(0, {0})
+    os.nice(19)
+    _compute(0.02)
+
+
+def test_a_child_kept_from_a_core_by_the_load_is_not_stopped_by_the_wall_backstop():
+    spinners = []
+    for _ in range(2):
+        spinner = os.fork()
+        if spinner == 0:
+            os.sched_setaffinity(0, {0})
+            _spin()
+        spinners.append(spinner)
+    try:
+        started = time.monotonic()
+        output, past, _ = _watch(_crowded_out, cpu=1.0, wall=0.5)
+        took = time.monotonic() - started
+    finally:
+        for spinner in spinners:
+            os.kill(spinner, 9)
+            os.waitpid(spinner, 0)
+    assert took > 0.5  # it did wait past the backstop, for a core
+    assert (output, past) == (b"done\n", None)
+
+
 def test_the_wall_backstop_follows_the_cpu_allowance():
     assert wall_allowed(0.4) > 3 * 0.4
 
