@@ -7,9 +7,10 @@ stable is its test function and its place among that function's cases."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 
 def case_function(nodeid: str) -> str:
@@ -26,8 +27,11 @@ def cases_by_function(nodeids: Iterable[str]) -> list[tuple[str, int]]:
 def by_baseline_id(items: Sequence[Any], baseline: Collection[str]) -> dict[str, Any]:
     """Collected pytest items by the ids the baseline gave them (in its order). An id
     this session does not have is matched to a case of the same function that the
-    baseline did not have, in collection order, when both have as many; the case is then
-    known by the baseline's id only. Otherwise the id stays unmatched."""
+    baseline did not have: first the one whose id differs only in the numbers pytest
+    puts after an argument's name (`expected12` for `expected13`: cases parametrized
+    from a set, whose order may change from one process to the next), where that pairs
+    them one to one; then, in collection order, the rest when both have as many. An id
+    matched by neither stays unmatched."""
     found = {item.nodeid: item for item in items}
     lost: dict[str, list[str]] = defaultdict(list)
     for nodeid in baseline:
@@ -40,11 +44,43 @@ def by_baseline_id(items: Sequence[Any], baseline: Collection[str]) -> dict[str,
             new[case_function(item.nodeid)].append(item)
     for function, nodeids in lost.items():
         cases = new.get(function, [])
-        if len(nodeids) == len(cases):
-            for nodeid, item in zip(nodeids, cases, strict=True):
-                del found[item.nodeid]
-                found[nodeid] = item
+        for nodeid, item in [*_by_unnumbered_id(nodeids, cases), *_by_place(nodeids, cases)]:
+            del found[item.nodeid]
+            found[nodeid] = item
     return found
+
+
+def _by_unnumbered_id(nodeids: list[str], cases: list[Any]) -> list[tuple[str, Any]]:
+    """Pairs whose ids are the same without pytest's numbered argument names, each the
+    only one of its side with that form; taken out of `nodeids` and `cases`."""
+    names = {name for case in cases for name in getattr(case, "callspec", _NONE).params}
+    if not names:
+        return []
+    numbered = re.compile(rf"(?<=[\[-])({'|'.join(map(re.escape, sorted(names)))})\d+(?=[-\]])")
+
+    def form(nodeid: str) -> str:
+        return numbered.sub(r"\1", nodeid)
+
+    lost = Counter(form(nodeid) for nodeid in nodeids)
+    new = Counter(form(case.nodeid) for case in cases)
+    unique = {shape for shape, count in lost.items() if count == 1 and new[shape] == 1}
+    by_form = {form(case.nodeid): case for case in cases if form(case.nodeid) in unique}
+    pairs = [(nodeid, by_form[form(nodeid)]) for nodeid in nodeids if form(nodeid) in unique]
+    nodeids[:] = [nodeid for nodeid in nodeids if form(nodeid) not in unique]
+    cases[:] = [case for case in cases if form(case.nodeid) not in unique]
+    return pairs
+
+
+def _by_place(nodeids: list[str], cases: list[Any]) -> list[tuple[str, Any]]:
+    return list(zip(nodeids, cases, strict=True)) if len(nodeids) == len(cases) else []
+
+
+class _NoCallspec:
+    params: ClassVar[dict[str, object]] = {}
+
+
+_NONE = _NoCallspec()
+"""What an item that is not a parametrized case has for pytest's `callspec`."""
 
 
 class CaseNames:
