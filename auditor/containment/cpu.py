@@ -4,7 +4,7 @@ A mutant that loops forever burns CPU at the same rate on an idle machine and a 
 one, while its wall time stretches with the load: timing a hang in CPU seconds lets the
 allowance be a fraction of a second without calling a slow machine's tests hangs. The
 wall-time backstop (for a hang that sleeps) leaves out the time the child spent ready
-to run but waiting for a core, for the same reason."""
+to run but waiting for a core, and holds while it is ready to run, for the same reason."""
 
 from __future__ import annotations
 
@@ -34,3 +34,14 @@ def queued_seconds(pid: int) -> float:
             return int(schedstat.read().split()[1]) / 1e9
     except (OSError, IndexError, ValueError):
         return 0.0
+
+
+def runnable(pid: int) -> bool:
+    """Whether the process is running or ready to run (state R) rather than waiting for
+    something else; False when it is gone. The kernel adds a wait for a core to the
+    statistics only once the wait ends: this is how one under way is seen."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] == b"R"
+    except (OSError, IndexError):
+        return False

@@ -27,7 +27,7 @@ from types import CodeType
 from typing import IO, Any, NamedTuple
 
 from auditor.containment import wire
-from auditor.containment.cpu import cpu_seconds, queued_seconds
+from auditor.containment.cpu import cpu_seconds, queued_seconds, runnable
 from auditor.containment.memory import MEMORY_POLL_SECONDS, MemoryWatch, resident_bytes
 from auditor.mutation.mutant import (
     MutantCompileError,
@@ -477,15 +477,20 @@ class _Watched:
         cpu = self.budget.cpu(self.test)
         wall = self.wall or wall_allowed(cpu)
         waited = time.monotonic() - self.mark.wall
-        # A child kept from a core by the load did not hang: only the time it could
-        # have run counts against the backstop.
-        if waited > wall and waited - (queued_seconds(self.pid) - self.mark.queued) > wall:
+        if waited > wall and self._waits_past(wall, waited):
             return f"no verdict within {wall:.1f}s"
         # Its CPU time grows at most as fast as wall time on every core: /proc is read
         # only once the allowance could be used up, not on every message of a quick test.
         if waited * _CORES > cpu and cpu_seconds(self.pid) - self.mark.cpu > cpu:
             return f"more than {cpu:.2f}s of CPU time"
         return None
+
+    def _waits_past(self, wall: float, waited: float) -> bool:
+        """Whether it waits on something other than a core, past `wall`. A child kept
+        from a core by the load did not hang: only the time it could have run counts,
+        and a child ready to run is left to its CPU allowance."""
+        could_run = waited - (queued_seconds(self.pid) - self.mark.queued)
+        return could_run > wall and not runnable(self.pid)
 
     def allow(self, original: OriginalCost) -> bool:
         """Allow what the original code took where that is more; whether the child is
