@@ -18,7 +18,6 @@ from rich.console import Console
 
 from auditor.agent.feedback import DEFAULT_MAX_CHARS
 from auditor.config import FlaggedKey, OutputsConfig, flagged_keys, overrides_from_flags
-from auditor.containment.scratch import use_run_folder
 from auditor.errors import (
     AcceptanceError,
     AuditError,
@@ -525,11 +524,6 @@ def mcp(root: str) -> None:
 def schema() -> None:
     """Print the JSON Schema of the report."""
     click.echo(json.dumps(json_schema(), indent=2, sort_keys=True))
-
-
-def main() -> None:
-    use_run_folder()
-    sys.exit(run_command())
 
 
 def run_command(args: list[str] | None = None) -> int:

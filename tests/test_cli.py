@@ -239,6 +239,37 @@ def test_ctrl_c_stops_with_exit_4_and_leaves_the_tree_alone(project_copy):
     assert tree_digest(root) == before
 
 
+def test_ctrl_c_while_the_command_loads_stops_with_exit_4_and_one_line(project_copy):
+    root = project_copy("hostile")
+    # `-X importtime` writes a line as each module is loaded: once click's is read, the
+    # command's own modules are loading.
+    process = subprocess.Popen(
+        [sys.executable, "-X", "importtime", "-m", "auditor", "hang", "-q"],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    loaded = _lines_up_to(process.stderr, " click.core")
+    process.send_signal(signal.SIGINT)
+    stderr = process.stderr.read()
+    process.wait(timeout=30)
+    assert loaded[-1].endswith("click.core")
+    assert process.returncode == 4
+    assert stderr.splitlines()[-1] == "audit: interrupted; no report written"
+    assert "Traceback" not in stderr
+
+
+def _lines_up_to(stream, ending: str) -> list[str]:
+    """The lines of `stream` up to the first that ends with `ending`."""
+    lines = []
+    for line in stream:
+        lines.append(line.rstrip())
+        if lines[-1].endswith(ending):
+            break
+    return lines
+
+
 @pytest.mark.slow
 def test_ctrl_c_during_mutation_writes_a_partial_report_and_the_rerun_resumes(project_copy):
     root = project_copy("shop")
