@@ -29,7 +29,7 @@ def _modules() -> set[Path]:
         path.relative_to(ROOT)
         for package in PACKAGES
         for path in (ROOT / package).rglob("*.py")
-        if path.name not in ("__init__.py", "__main__.py")
+        if path.name != "__init__.py"
     }
 
 
