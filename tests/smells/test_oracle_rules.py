@@ -136,6 +136,21 @@ def test_determinism_check_is_not_reported(codes):
     assert "AT004" not in codes(body)
 
 
+def test_equality_check_of_two_built_values_is_not_reported(codes):
+    body = "def test_ordered_equality():\n    assert Money(1) == Money(1)\n"
+    assert "AT004" not in codes(body)
+
+
+def test_identity_of_a_name_with_itself_is_reported_in_an_equality_test(codes):
+    body = "def test_eq():\n    x = Money(1)\n    assert x is x\n"
+    assert "AT004" in codes(body)
+
+
+def test_a_word_that_only_contains_eq_does_not_make_an_equality_test(codes):
+    body = "def test_request_frequency():\n    assert total([1]) == total([1])\n"
+    assert "AT004" in codes(body)
+
+
 # AT005 weak oracle
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -45,6 +46,7 @@ _MISSPELLED_MOCK_CHECKS = {
     "assert_once_called",
 }
 _DETERMINISM_WORDS = ("determinis", "stable", "idempot", "repeat", "consistent", "pure", "cache")
+_EQUALITY_WORDS = re.compile(r"(?:^|[^a-z])(?:eq|equal\w*)(?:$|[^a-z])")
 
 
 def _is_skipped(context: TestContext) -> bool:
@@ -142,10 +144,12 @@ def tautological_assert(context: TestContext) -> Iterator[Finding]:
 
 
 def self_comparison(context: TestContext) -> Iterator[Finding]:
-    """AT004: both sides are the same expression (`x == x`); `!=` is left for NaN checks."""
+    """AT004: both sides are the same expression (`x == x`); `!=` is left for NaN checks,
+    and `==` in a test named for equality, where it is the `__eq__` under test."""
     name = context.test.qualname.lower()
     if any(word in name for word in _DETERMINISM_WORDS):
         return
+    equality_test = _EQUALITY_WORDS.search(name.replace("_", " ")) is not None
     for check in context.checks:
         if check.kind != "assert" or not isinstance(check.node.test, cst.Comparison):
             continue
@@ -154,6 +158,8 @@ def self_comparison(context: TestContext) -> Iterator[Finding]:
             continue
         target = comparison.comparisons[0]
         if isinstance(target.operator, (cst.NotEqual, cst.IsNot)):
+            continue
+        if equality_test and isinstance(target.operator, cst.Equal):
             continue
         if _literal(comparison.left):
             continue  # constant vs constant is AT003's finding
