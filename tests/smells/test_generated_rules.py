@@ -33,6 +33,20 @@ def test_the_very_same_expression_on_both_sides_is_a_self_comparison_only(codes)
     assert "AT004" in found and "AT024" not in found
 
 
+def test_the_same_expression_on_both_sides_in_an_equality_test_is_neither(codes):
+    found = codes("def test_ordered_equality():\n    assert total([1]) == total([1])\n")
+    assert "AT004" not in found and "AT024" not in found
+
+
+def test_a_mirror_beside_a_self_comparison_is_reported_too(codes):
+    body = (
+        "def test_a():\n    assert total([1]) == total([1])\n"
+        "    assert total([2, 1]) == total([1, 2])\n"
+    )
+    found = codes(body)
+    assert "AT004" in found and "AT024" in found
+
+
 # AT025 suboptimal assert
 
 
