@@ -10,9 +10,11 @@ from auditor.errors import ExitCode
 def main() -> None:
     try:
         from auditor.cli import run_command
+        from auditor.containment.layout import fix_child_address_layout
         from auditor.containment.scratch import use_run_folder
 
         use_run_folder()
+        fix_child_address_layout()
         code = run_command()
     except KeyboardInterrupt:
         sys.stderr.write("audit: interrupted; no report written\n")

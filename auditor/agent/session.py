@@ -127,9 +127,11 @@ def serve() -> None:
     os.close(devnull)
 
     from auditor.cli import run_command
+    from auditor.containment.layout import fix_child_address_layout
     from auditor.containment.scratch import use_run_folder
 
     use_run_folder()
+    fix_child_address_layout()
     _import_stages()
     for line in sys.stdin:
         request = wire.build(AuditRequest, line)
