@@ -34,6 +34,7 @@ from auditor.probes.hangs import CallTimeout, alarm, guarded_call
 from auditor.probes.outcomes import Outcome, equal, same
 from auditor.probes.protocol import ProbeSpec, Reads, SurvivorSpec, share_of
 from auditor.probes.reach import FileLines, States, statement_lines, watching
+from auditor.probes.receiver_type import decides_by_receiver_type
 from auditor.probes.search import search_settings
 from auditor.probes.suggest import NoLiteral, name_for, render, run_test
 from auditor.report import Witness
@@ -607,6 +608,12 @@ def _unshown(survivor: SurvivorSpec, draft: Draft, evidence: Evidence) -> Witnes
             f"{tried} inputs ran the mutated line; on {evidence.infected} of the "
             f"{evidence.traced} traced did it change the state there and both versions "
             "return: too few to call it equivalent"
+        )
+    elif decides_by_receiver_type(survivor.path, survivor.first_line, survivor.last_line):
+        reason = (
+            f"{tried} inputs told nothing apart, but the change is to code that decides "
+            "by the type of `self`: it shows only for a subclass or another type, which "
+            "the probes do not build"
         )
     else:
         return Witness(

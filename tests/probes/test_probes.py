@@ -128,6 +128,17 @@ def scale(x: int) -> int:
 def size(x: int) -> int:
     twice = x + x  # left over: never read
     return abs(x)
+
+
+class Bag:
+    def __init__(self, items: list[int]) -> None:
+        self.items = list(items)
+
+    def copy(self) -> "Bag":
+        made: type = Bag
+        if isinstance(self, Bag):
+            made = self.__class__
+        return made(self.items)
 """
 
 
@@ -164,7 +175,7 @@ def planted(tmp_path_factory):
         tmp_path_factory.mktemp("planted") / "eq",
         EQUIVALENT,
         """
-        from pkg.core import clamp, scale, size
+        from pkg.core import Bag, clamp, scale, size
 
         def test_clamp_runs():
             assert clamp(5) is not None
@@ -174,6 +185,9 @@ def planted(tmp_path_factory):
 
         def test_size_runs():
             assert size(-3) is not None
+
+        def test_copy_runs():
+            assert Bag([1]).copy() is not None
         """,
     )
     return _witnesses_of(root)
@@ -184,6 +198,15 @@ def test_a_change_made_on_some_input_that_never_shows_is_likely_equivalent(plant
     # size() returns the same (semver 3.0.2's bump_build computes its result twice).
     assert planted("size", "+ -> -")["status"] == "likely_equivalent"
     assert planted("clamp", ">= -> <")["status"] == "found"
+
+
+def test_a_change_to_code_that_decides_by_the_type_of_self_is_not_likely_equivalent(planted):
+    # The probes build a `Bag` for `self`, never a subclass: skipping
+    # `made = self.__class__`, or setting `made` to None first, shows only on one.
+    for change in ("if condition -> False", "= Bag -> = None"):
+        witness = planted("Bag.copy", change)
+        assert witness["status"] == "not_shown", change
+        assert "decides by the type of `self`" in witness["reason"]
 
 
 def test_a_change_made_on_too_few_inputs_is_not_shown(planted):
