@@ -13,16 +13,25 @@ import os
 _TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid: int) -> float:
-    """User and system time of the process and of the children it waited for; 0.0 when
-    it is gone (or /proc is not there)."""
+def _stat_fields(pid: int) -> list[bytes]:
+    """The fields of /proc/PID/stat from the third (the state) on; empty when it is gone
+    (or /proc is not there)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             # The command name may hold spaces and parentheses: the fields follow its
-            # last ")"; utime, stime, cutime and cstime are fields 14 to 17.
-            fields = stat.read().rsplit(b")", 1)[1].split()
+            # last ")".
+            return stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system time of the process and of the children it waited for; 0.0 when
+    it is gone (or /proc is not there)."""
+    fields = _stat_fields(pid)  # utime, stime, cutime and cstime are fields 14 to 17
+    try:
         return sum(int(ticks) for ticks in fields[11:15]) / _TICKS_PER_SECOND
-    except (OSError, IndexError, ValueError):
+    except ValueError:
         return 0.0
 
 
@@ -40,8 +49,4 @@ def runnable(pid: int) -> bool:
     """Whether the process is running or ready to run (state R) rather than waiting for
     something else; False when it is gone. The kernel adds a wait for a core to the
     statistics only once the wait ends: this is how one under way is seen."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] == b"R"
-    except (OSError, IndexError):
-        return False
+    return _stat_fields(pid)[:1] == [b"R"]

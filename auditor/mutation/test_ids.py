@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 
 def case_function(nodeid: str) -> str:
@@ -53,7 +53,12 @@ def by_baseline_id(items: Sequence[Any], baseline: Collection[str]) -> dict[str,
 def _by_unnumbered_id(nodeids: list[str], cases: list[Any]) -> list[tuple[str, Any]]:
     """Pairs whose ids are the same without pytest's numbered argument names, each the
     only one of its side with that form; taken out of `nodeids` and `cases`."""
-    names = {name for case in cases for name in getattr(case, "callspec", _NONE).params}
+    names = {
+        name
+        for case in cases
+        if (callspec := getattr(case, "callspec", None)) is not None
+        for name in callspec.params
+    }
     if not names:
         return []
     numbered = re.compile(rf"(?<=[\[-])({'|'.join(map(re.escape, sorted(names)))})\d+(?=[-\]])")
@@ -73,14 +78,6 @@ def _by_unnumbered_id(nodeids: list[str], cases: list[Any]) -> list[tuple[str, A
 
 def _by_place(nodeids: list[str], cases: list[Any]) -> list[tuple[str, Any]]:
     return list(zip(nodeids, cases, strict=True)) if len(nodeids) == len(cases) else []
-
-
-class _NoCallspec:
-    params: ClassVar[dict[str, object]] = {}
-
-
-_NONE = _NoCallspec()
-"""What an item that is not a parametrized case has for pytest's `callspec`."""
 
 
 class CaseNames:
