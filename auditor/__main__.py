@@ -19,7 +19,16 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("audit: interrupted; no report written\n")
         code = ExitCode.INCOMPLETE
+    _forget_handled_interrupts()
     sys.exit(code)
+
+
+def _forget_handled_interrupts() -> None:
+    """Under `python -m`, CPython ends the process by SIGINT, whatever the exit code,
+    once a KeyboardInterrupt has left an `exec` or `eval` of a string (as the methods
+    `dataclasses` builds are made), even an interrupt caught afterwards. Each such
+    evaluation first clears that mark: by now every interrupt has been handled."""
+    exec("")
 
 
 if __name__ == "__main__":

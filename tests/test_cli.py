@@ -260,6 +260,25 @@ def test_ctrl_c_while_the_command_loads_stops_with_exit_4_and_one_line(project_c
     assert "Traceback" not in stderr
 
 
+def test_an_interrupt_handled_after_it_left_an_exec_still_exits_4_under_python_m(tmp_path):
+    # A Ctrl-C that lands while `dataclasses` builds a method leaves an `exec` of a
+    # string; CPython then marks the process to end by SIGINT under `python -m`.
+    (tmp_path / "interrupted_in_exec.py").write_text(
+        "import auditor.__main__, auditor.cli\n"
+        "def run_command(args=None):\n"
+        "    try:\n"
+        "        exec('raise KeyboardInterrupt')\n"
+        "    except KeyboardInterrupt:\n"
+        "        return 4\n"
+        "auditor.cli.run_command = run_command\n"
+        "auditor.__main__.main()\n"
+    )
+    finished = subprocess.run(
+        [sys.executable, "-m", "interrupted_in_exec"], cwd=tmp_path, timeout=60
+    )
+    assert finished.returncode == 4
+
+
 def _lines_up_to(stream, ending: str) -> list[str]:
     """The lines of `stream` up to the first that ends with `ending`."""
     lines = []
