@@ -21,7 +21,8 @@ class TargetSpec:
     qualname: str
     line: int
     kind: str
-    raises: list[tuple[int, str]]
+    raises: list[tuple[int, str, str]]
+    """Each `raise`: its line, the class it names (`Raise.exception`), what it raises."""
     unreached_raise_lines: list[int]
     """`raise` lines no reliable test executed in the baseline."""
     documented_raises: list[str]

@@ -185,11 +185,12 @@ def _exception_names(subject: Subject, name: str) -> set[str]:
 def _error_paths(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[ProbeFinding]:
     findings = []
     expected = set(spec.expected_exceptions)
-    for line, name in subject.spec.raises:
-        if not name:
-            continue
+    for line, name, written in subject.spec.raises:
+        if not written:
+            continue  # a bare `raise`: a re-raise, on purpose
         unreached = line in subject.spec.unreached_raise_lines
-        unexpected = not (_exception_names(subject, name) & expected)
+        # Whether a test expects it can be judged only of a class the statement names.
+        unexpected = bool(name) and not (_exception_names(subject, name) & expected)
         if not (unreached or unexpected):
             continue
 
@@ -198,7 +199,7 @@ def _error_paths(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[P
             return outcome.kind == "raised" and outcome.where == (subject.spec.path, line)
 
         example = _search(subject, reaches, spec.max_examples, counter)
-        short = name.rsplit(".", 1)[-1]
+        short = name.rsplit(".", 1)[-1] if name else written
         why = "no passing test reaches it" if unreached else f"no test expects {short}"
         message = f"`raise {short}`: {why}"
         if example is None:

@@ -128,7 +128,7 @@ def _target_spec(project: Project, target: Target, measured: _Measured) -> Targe
         qualname=target.qualname,
         line=target.line,
         kind=target.kind,
-        raises=[(r.line, r.exception) for r in target.raises],
+        raises=[(r.line, r.exception, r.written) for r in target.raises],
         unreached_raise_lines=[r.line for r in target.raises if r.line not in reached],
         documented_raises=list(target.documented_raises),
         doc_literals=list(target.doc_literals),

@@ -67,8 +67,12 @@ _EXCEPTION_NAME = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Warning)|[A-Z]\w+)\
 class Raise:
     line: int
     exception: str
-    """The raised class's name as written (`ValueError`, `errors.Bad`); '' for a bare
-    `raise` (a re-raise, which is on purpose)."""
+    """The raised class's name as written (`ValueError`, `errors.Bad`, `T` of
+    `cast(T, error)`); '' when the statement does not name one: a bare `raise`, or an
+    exception held in a variable of the function (`raise last_error`: caught earlier,
+    whatever its class)."""
+    written: str = ""
+    """What follows `raise` ('' for a bare `raise`, a re-raise, which is on purpose)."""
 
 
 @dataclass(frozen=True)
@@ -136,11 +140,51 @@ def _imports(tree: ast.Module) -> dict[str, str]:
 
 def _raises(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Raise, ...]:
     found = []
+    bound = _bound_names(function)
     for node in ast.walk(function):
         if isinstance(node, ast.Raise):
-            exception = dotted(node.exc) if node.exc is not None else ""
-            found.append(Raise(node.lineno, exception))
+            if node.exc is None:
+                found.append(Raise(node.lineno, ""))
+                continue
+            raised = _cast_target(node.exc) or node.exc
+            name = dotted(raised) if isinstance(raised, ast.expr) else raised
+            if name.split(".")[0] in bound:
+                name = ""  # `raise error`: an object of any class, not a class named here
+            found.append(Raise(node.lineno, name, ast.unparse(node.exc)[:80]))
     return tuple(sorted(found, key=lambda r: r.line))
+
+
+def _cast_target(raised: ast.expr) -> ast.expr | str | None:
+    """`T` of `raise cast(T, error)` (`typing.cast` tells the type checker, not the
+    reader, what is raised)."""
+    if not (isinstance(raised, ast.Call) and raised.args):
+        return None
+    if dotted(raised.func).rsplit(".", 1)[-1] != "cast":
+        return None
+    target = raised.args[0]
+    if isinstance(target, ast.Constant) and isinstance(target.value, str):
+        return target.value
+    return target
+
+
+def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names the function binds: its parameters, assignments, `except ... as` names."""
+    arguments = function.args
+    bound = {
+        argument.arg
+        for argument in [
+            *arguments.posonlyargs,
+            *arguments.args,
+            *arguments.kwonlyargs,
+            *filter(None, [arguments.vararg, arguments.kwarg]),
+        ]
+    }
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
 
 
 def _documented_raises(docstring: str) -> tuple[str, ...]:

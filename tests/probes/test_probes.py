@@ -57,6 +57,60 @@ def test_an_error_path_no_test_expects_is_reported_with_an_input_reaching_it(fix
     assert path["observed"] == "raises TypeError: expected an int"
 
 
+def test_a_re_raised_error_the_tests_expect_is_no_untested_error_path(tmp_path):
+    # itsdangerous 2.2.0: `raise t.cast(BadSignature, last_exception)` was "`raise cast`:
+    # no test expects cast", and `raise sig_error` "no test expects sig_error", though
+    # the tests expect BadSignature there.
+    root = _project(
+        tmp_path,
+        """
+        import typing as t
+
+
+        class BadSignature(Exception):
+            pass
+
+
+        def unsign(token: str, keys: list[str]) -> str:
+            last_error = None
+            for key in keys:
+                if token.endswith("." + key):
+                    return token[: -len(key) - 1]
+                last_error = BadSignature(f"not signed with {key}")
+            raise t.cast(BadSignature, last_error)
+
+
+        def check(token: str) -> str:
+            error = None
+            if "." not in token:
+                error = BadSignature("no separator")
+            if error:
+                raise error
+            return token
+        """,
+        """
+        import pytest
+        from pkg.core import BadSignature, check, unsign
+
+
+        def test_unsign():
+            assert unsign("a.k", ["j", "k"]) == "a"
+            with pytest.raises(BadSignature):
+                unsign("a.x", ["k"])
+
+
+        def test_check():
+            assert check("a.b") == "a.b"
+            with pytest.raises(BadSignature):
+                check("ab")
+        """,
+    )
+    report = _report_of(root)
+    assert [f for f in report["probes"]["findings"] if f["kind"] == "untested_error_path"] == []
+    probed = {f["function"]: f["status"] for f in report["probes"]["functions"]}
+    assert probed == {"check": "probed", "unsign": "probed"}
+
+
 @pytest.mark.parametrize("name", SHALLOW_FIXTURES)
 def test_the_strong_suite_leaves_fewer_findings(fixture_runs, name):
     _, shallow, _, _ = fixture_runs[name, "tests_shallow"]

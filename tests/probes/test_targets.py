@@ -53,6 +53,34 @@ def test_raise_statements_are_listed_with_their_lines(tmp_path):
     assert [(r.line, r.exception) for r in found["check"].raises] == [(4, "ValueError"), (8, "")]
 
 
+def test_a_raise_of_a_variable_names_no_class_and_a_raise_of_a_cast_names_its_type(tmp_path):
+    found = _targets(
+        tmp_path,
+        """
+        import typing
+        class Bad(Exception): pass
+        def load(tokens, error_class):
+            last = None
+            for token in tokens:
+                try:
+                    return int(token)
+                except ValueError as err:
+                    last = err
+            if not tokens:
+                raise error_class("empty")
+            if last is None:
+                raise typing.cast(Bad, last)
+            raise last
+        """,
+    )
+    raised = [(r.exception, r.written) for r in found["load"].raises]
+    assert raised == [
+        ("", "error_class('empty')"),
+        ("Bad", "typing.cast(Bad, last)"),
+        ("", "last"),
+    ]
+
+
 def test_functions_touching_files_network_processes_or_clocks_say_why(tmp_path):
     found = _targets(
         tmp_path,
