@@ -139,12 +139,16 @@ class Subject:
         rebuilt = [self._rebuilt_arguments(call) for call in spec.observed]
         self._seen: list[Example] = rebuilt
         """Each observed call's arguments that rebuild, whether or not the others do."""
+        made_by_the_call = (
+            {next(iter(self.signature.parameters), "")} if self.is_constructor else set()
+        )
         self.observed = [
             args
             for args, call in zip(rebuilt, spec.observed, strict=True)
-            if len(args) == len(call)
+            if set(call) - set(args) <= made_by_the_call
         ]
-        """The observed calls whose every argument rebuilds: calls that can be made again."""
+        """The observed calls whose every argument rebuilds (a constructor's `self` is made
+        by the call): calls that can be made again."""
         self.params: list[ParamStrategy] = []
         self.constructions: list[Example] = []
         self._built: list[Any] = []
@@ -493,10 +497,14 @@ class Subject:
         inside = False
         where = ("", 0)
         on_purpose = type(error).__name__ in self.spec.documented_raises
+        below: list[tuple[CodeType, int]] = []
+        """The frames from the function's own down, with the line each was at."""
         while traceback is not None:
             code = traceback.tb_frame.f_code
             if code is self.function.__code__ or code.co_name == self.code.co_name:
                 inside = True
+            if inside:
+                below.append((code, traceback.tb_lineno))
             filename = real_path(code.co_filename)
             if filename in self.source_files:
                 where = (filename, traceback.tb_lineno)
@@ -504,4 +512,23 @@ class Subject:
         if where[0]:
             line = linecache.getline(where[0], where[1]).strip()
             on_purpose = on_purpose or line.startswith("raise")
+        if isinstance(error, TypeError) and below and all(map(_passes_on, below)):
+            inside = False  # raised binding what it passes on, as binding its own arguments
         return Outcome("raised", error=error, where=where, on_purpose=on_purpose, inside=inside)
+
+
+def _passes_on(frame: tuple[CodeType, int]) -> bool:
+    """Whether the frame's line passes its function's own `*args` or `**kwargs` on. A
+    TypeError raised where each frame from the probed function's down does, in no deeper
+    frame, is the last callee refusing the arguments the probe gave (`Forbidden()` of
+    schema 0.7.8: its `__init__(*args, **kwargs)` and its base `Hook`'s hand them to
+    `Schema.__init__(self, schema, ...)`), not a crash of the code."""
+    code, line_number = frame
+    line = linecache.getline(code.co_filename, line_number)
+    packed = code.co_varnames[code.co_argcount + code.co_kwonlyargcount :]
+    stars = []
+    if code.co_flags & inspect.CO_VARARGS:
+        stars.append("*")
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        stars.append("**")
+    return any(f"{star}{name}" in line for star, name in zip(stars, packed, strict=False))

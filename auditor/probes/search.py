@@ -128,8 +128,23 @@ def _finding(
     )
 
 
+def _crashes_the_tests_make(
+    subject: Subject, spec: ProbeSpec, counter: _Counter
+) -> set[tuple[str, str, tuple[str, int]]]:
+    """The exceptions (class and line) the suite's own calls raise: the test that made
+    the call expects or handles it (`with raises(TypeError): Regex(1)`), so an input
+    that raises the same is no crash the suite never tried."""
+    made = set()
+    for example in subject.observed:
+        counter.examples += 1
+        outcome = subject.invoke(example, spec.call_timeout)
+        if outcome.kind == "raised" and outcome.crash:
+            made.add(outcome.signature())
+    return made
+
+
 def _crashes(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[ProbeFinding]:
-    seen: set[tuple[str, str, tuple[str, int]]] = set()
+    seen = _crashes_the_tests_make(subject, spec, counter)
     findings = []
     for _ in range(MAX_CRASHES):
         last: list[Outcome] = []

@@ -111,6 +111,78 @@ def test_a_re_raised_error_the_tests_expect_is_no_untested_error_path(tmp_path):
     assert probed == {"check": "probed", "unsign": "probed"}
 
 
+@pytest.fixture(scope="module")
+def refused_calls(tmp_path_factory):
+    """The crash findings of a project shaped like schema 0.7.8: a constructor whose
+    refusal of a bad argument a test checks, and markers that hand `*args, **kwargs`
+    to their base's `__init__`."""
+    root = _project(
+        tmp_path_factory.mktemp("refused") / "schema",
+        """
+        import re
+
+
+        class Schema:
+            def __init__(self, schema: object, error: str | None = None) -> None:
+                self.schema = schema
+                self.error = error
+
+
+        class Hook(Schema):
+            def __init__(self, *args, **kwargs) -> None:
+                self.handler = kwargs.pop("handler", None)
+                super().__init__(*args, **kwargs)
+
+
+        class Forbidden(Hook):
+            def __init__(self, *args, **kwargs) -> None:
+                kwargs["handler"] = print
+                super().__init__(*args, **kwargs)
+
+
+        class Regex:
+            def __init__(self, pattern: str) -> None:
+                self.pattern = re.compile(pattern)
+        """,
+        """
+        import pytest
+        from pkg.core import Forbidden, Hook, Regex
+
+
+        def test_regex():
+            assert Regex("a+").pattern.match("aa")
+            with pytest.raises(TypeError):
+                Regex(1)
+
+
+        def test_markers():
+            assert Forbidden("key").schema == "key"
+            assert Hook("key").handler is None
+        """,
+    )
+    report = _report_of(root)
+    probed = {f["function"] for f in report["probes"]["functions"] if f["status"] == "probed"}
+    crashes = report["probes"]["findings"]
+    crashed = {f["function"] for f in crashes if f["kind"] == "unhandled_crash"}
+    return probed, crashed
+
+
+def test_a_crash_a_test_makes_and_expects_is_not_reported(refused_calls):
+    # schema 0.7.8: `Regex(1)` raising TypeError was reported though its test makes
+    # that very call in `with raises(TypeError)`.
+    probed, crashed = refused_calls
+    assert "Regex.__init__" in probed
+    assert "Regex.__init__" not in crashed
+
+
+def test_arguments_passed_on_that_the_callee_refuses_are_no_crash(refused_calls):
+    # schema 0.7.8: `Optional()`, `Hook()`, `Forbidden()` were "TypeError" crashes: the
+    # probe gave no argument, and their base's `__init__` needs one.
+    probed, crashed = refused_calls
+    assert {"Hook.__init__", "Forbidden.__init__"} <= probed
+    assert not {"Hook.__init__", "Forbidden.__init__"} & crashed
+
+
 @pytest.mark.parametrize("name", SHALLOW_FIXTURES)
 def test_the_strong_suite_leaves_fewer_findings(fixture_runs, name):
     _, shallow, _, _ = fixture_runs[name, "tests_shallow"]
