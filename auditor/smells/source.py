@@ -143,6 +143,9 @@ class TestModule:
     """Top-level names of the code under test."""
     duplicates: list[tuple[TestFunction, TestFunction]] = field(default_factory=list)
     """Tests whose name is defined again later in the same scope (first, second)."""
+    bound_calls: dict[str, str] = field(default_factory=dict)
+    """Module-level names bound to a call, with the name called: `SE = raises(Error)`
+    gives {"SE": "raises"}."""
 
     def line_of(self, node: cst.CSTNode) -> int:
         position = self.positions.get(node)
@@ -256,7 +259,22 @@ def parse_test_module(
         sut_names=_sut_imports(module, packages),
         packages=set(packages),
         duplicates=duplicates,
+        bound_calls=_bound_calls(module),
     )
+
+
+def _bound_calls(module: cst.Module) -> dict[str, str]:
+    bound = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)):
+                continue
+            for target in small.targets:
+                if isinstance(target.target, cst.Name):
+                    bound[target.target.value] = call_name(small.value)
+    return bound
 
 
 def module_functions(source: bytes) -> dict[str, cst.FunctionDef]:

@@ -152,6 +152,49 @@ def test_handler_assert_with_fail_in_try_is_fine(codes):
     assert "AT011" not in codes(body)
 
 
+def test_handler_assert_inside_a_raises_block_is_fine(codes):
+    # schema 0.7.8: the `with` fails when nothing is raised, so the handler's check runs.
+    body = """
+    def test_a():
+        with pytest.raises(TypeError):
+            try:
+                total(None)
+            except TypeError as error:
+                assert "None" in str(error)
+                raise
+    """
+    assert "AT011" not in codes(body)
+
+
+def test_handler_assert_inside_a_raises_block_bound_to_a_name_is_fine(codes):
+    body = """
+    SE = pytest.raises(TypeError)
+
+    def test_a():
+        with SE:
+            try:
+                total(None)
+            except TypeError as error:
+                assert "None" in str(error)
+                raise
+    """
+    assert "AT011" not in codes(body)
+
+
+def test_handler_assert_inside_another_with_is_swallowed(codes):
+    body = """
+    LOCK = threading.Lock()
+
+    def test_a():
+        with LOCK:
+            try:
+                total(None)
+            except TypeError as error:
+                assert "None" in str(error)
+    """
+    assert "AT011" in codes(body)
+
+
 def test_try_finally_cleanup_is_fine(codes):
     body = """
     def test_a():

@@ -128,8 +128,30 @@ def _fails_when_nothing_raised(block: cst.CSTNode) -> bool:
     return False
 
 
+def _expects_a_raise(context: TestContext, item: cst.BaseExpression) -> bool:
+    """`pytest.raises(...)`, `self.assertRaises(...)`, or a name the module binds to one."""
+    if isinstance(item, cst.Call):
+        return call_name(item) in RAISES_CONTEXTS
+    if isinstance(item, cst.Name):
+        return context.module.bound_calls.get(item.value) in RAISES_CONTEXTS
+    return False
+
+
+def _tries_inside_raises(context: TestContext) -> set[cst.Try]:
+    """`try` blocks inside a `with` that fails when nothing is raised."""
+    inside: set[cst.Try] = set()
+    for node in walk(context.test.node):
+        if isinstance(node, cst.With) and any(
+            _expects_a_raise(context, item.item) for item in node.items
+        ):
+            inside |= {n for n in walk(node.body) if isinstance(n, cst.Try)}
+    return inside
+
+
 def swallowed_exception(context: TestContext) -> Iterator[Finding]:
-    """AT011: a handler that passes, or checks only in the handler with no fail in the try."""
+    """AT011: a handler that passes, or checks only in the handler with no fail in the try
+    (nor a `with raises(...)` around it)."""
+    expecting = _tries_inside_raises(context)
     for node in walk(context.test.node):
         if not isinstance(node, cst.Try):
             continue
@@ -140,7 +162,8 @@ def swallowed_exception(context: TestContext) -> Iterator[Finding]:
                     "AT011", handler, f"`except {caught}` swallows the error and the test passes"
                 )
             elif any(isinstance(n, cst.Assert) for n in walk(handler)) and not (
-                _fails_when_nothing_raised(node.body)
+                node in expecting
+                or _fails_when_nothing_raised(node.body)
                 or (node.orelse is not None and _fails_when_nothing_raised(node.orelse))
             ):
                 yield context.finding(
