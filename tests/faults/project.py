@@ -53,6 +53,13 @@ def verdicts(root: Path, report: str = "report.json") -> dict[str, str]:
     return {mutant["id"]: mutant["status"] for mutant in mutants_of(loaded)}
 
 
+def details(root: Path, report: str = "report.json") -> dict[str, str]:
+    """Each mutant's status with its detail (why a Timeout was stopped), by id: what an
+    assertion on `verdicts` shows when they differ."""
+    loaded = json.loads((root / report).read_text(encoding="utf-8"))
+    return {m["id"]: f"{m['status']}: {m.get('detail') or ''}" for m in mutants_of(loaded)}
+
+
 def start_audit(root: Path, *flags: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "auditor", "tests", *(flags or FLAGS)],

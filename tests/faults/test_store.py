@@ -15,6 +15,7 @@ import pytest
 from tests.conftest import run_audit
 from tests.faults.project import (
     FLAGS,
+    details,
     line_of,
     make_project,
     sound,
@@ -139,10 +140,10 @@ def test_a_cache_deleted_mid_run_costs_the_next_run_time_only(audited, tmp_path,
         file.unlink()
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err
-    assert verdicts(root) == audited[1]
+    assert verdicts(root) == audited[1], details(root)
     rerun = run_audit("tests", *FLAGS, cwd=root)
     assert rerun.returncode == 0, rerun.stderr
-    assert verdicts(root) == audited[1]
+    assert verdicts(root) == audited[1], details(root)
     assert sound(_cache(root))
     fault(
         "store",
@@ -213,7 +214,7 @@ def test_an_audit_folder_that_cannot_be_written_keeps_the_cache_in_memory(
     assert result.returncode == 0, result.stderr
     said = line_of(result.stdout, "cache:")
     assert f"cannot be used ({reason})" in said
-    assert verdicts(root) == audited[1]
+    assert verdicts(root) == audited[1], details(root)
     fault(
         "store",
         injected,
