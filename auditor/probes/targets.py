@@ -146,25 +146,27 @@ def _raises(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Raise, ..
             if node.exc is None:
                 found.append(Raise(node.lineno, ""))
                 continue
-            raised = _cast_target(node.exc) or node.exc
-            name = dotted(raised) if isinstance(raised, ast.expr) else raised
+            name = _raised_class(node.exc)
             if name.split(".")[0] in bound:
                 name = ""  # `raise error`: an object of any class, not a class named here
             found.append(Raise(node.lineno, name, ast.unparse(node.exc)[:80]))
     return tuple(sorted(found, key=lambda r: r.line))
 
 
-def _cast_target(raised: ast.expr) -> ast.expr | str | None:
-    """`T` of `raise cast(T, error)` (`typing.cast` tells the type checker, not the
-    reader, what is raised)."""
-    if not (isinstance(raised, ast.Call) and raised.args):
-        return None
-    if dotted(raised.func).rsplit(".", 1)[-1] != "cast":
-        return None
+def _raised_class(raised: ast.expr) -> str:
+    """The class a `raise` names: `ValueError` of `ValueError(...)`, and `T` of
+    `cast(T, error)` (`typing.cast` tells the type checker, not the reader, what is
+    raised)."""
+    if not (
+        isinstance(raised, ast.Call)
+        and raised.args
+        and dotted(raised.func).rsplit(".", 1)[-1] == "cast"
+    ):
+        return dotted(raised)
     target = raised.args[0]
     if isinstance(target, ast.Constant) and isinstance(target.value, str):
         return target.value
-    return target
+    return dotted(target)
 
 
 def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
