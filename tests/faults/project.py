@@ -57,7 +57,7 @@ def details(root: Path, report: str = "report.json") -> dict[str, str]:
     """Each mutant's status with its detail (why a Timeout was stopped), by id: what an
     assertion on `verdicts` shows when they differ."""
     loaded = json.loads((root / report).read_text(encoding="utf-8"))
-    return {m["id"]: f"{m['status']}: {m.get('detail') or ''}" for m in mutants_of(loaded)}
+    return {m["id"]: f"{m['status']}: {m.get('status_reason') or ''}" for m in mutants_of(loaded)}
 
 
 def start_audit(root: Path, *flags: str) -> subprocess.Popen[str]:
