@@ -46,7 +46,9 @@ def queued_seconds(pid: int) -> float:
 
 
 def runnable(pid: int) -> bool:
-    """Whether the process is running or ready to run (state R) rather than waiting for
-    something else; False when it is gone. The kernel adds a wait for a core to the
-    statistics only once the wait ends: this is how one under way is seen."""
-    return _stat_fields(pid)[:1] == [b"R"]
+    """Whether the process is running or ready to run (state R), or held by the machine
+    in an uninterruptible wait (D: the disk, a page fault under memory pressure), rather
+    than waiting for something its code asked for; False when it is gone. The kernel
+    adds a wait for a core to the statistics only once the wait ends: this is how one
+    under way is seen."""
+    return _stat_fields(pid)[:1] in ([b"R"], [b"D"])
