@@ -93,15 +93,12 @@ class Job:
 
     def longest(self) -> float:
         """The most wall time the job can take: its tests' allowances, the original's
-        timing, and the allowances that timing can give."""
+        timing, and the allowances that timing can give, twice (a child stopped by the
+        wall backstop is run again once)."""
         timed = self.timeout_factor * ORIGINAL_TIMING_LIMIT + self.timeout_constant
         tests = len(self.tests) + len(self.subprocess_tests)
-        return (
-            wall_allowed(self.timeout)
-            + tests * WALL_EXTRA_SECONDS
-            + ORIGINAL_TIMING_LIMIT
-            + wall_allowed(timed)
-        )
+        one_child = wall_allowed(self.timeout) + tests * WALL_EXTRA_SECONDS + wall_allowed(timed)
+        return 2 * one_child + ORIGINAL_TIMING_LIMIT
 
     def undone(self, original: str) -> Job:
         """This job with its change undone (`original`: the file's text): its child runs

@@ -144,6 +144,25 @@ class RunnerPlugin:
             self.original_costs[ran] = self._time_original(mutant, items, spawning)
             return self.original_costs[ran]
 
+        verdict, waited = self._run_child(job, mutant, items, spawning, baseline, timed_original)
+        if waited and verdict["status"] == "Timeout":
+            # Stopped by the wall backstop: a stall of the machine (a disk or memory
+            # wait under load) looks the same as a hang that waits, once. A hang waits
+            # again in a fresh child; a stall does not come back at the same place.
+            verdict, _ = self._run_child(job, mutant, items, spawning, baseline, timed_original)
+        return verdict
+
+    def _run_child(
+        self,
+        job: Any,
+        mutant: PreparedMutant,
+        items: list[Any],
+        spawning: list[Any],
+        baseline: tuple[float, ...],
+        timed_original: Callable[[], OriginalCost | None],
+    ) -> tuple[dict[str, Any], bool]:
+        """One child on the mutant: its verdict, and whether the wall backstop stopped it."""
+        ran = tuple(self.ids[id(item)] for item in items + spawning)
         forking = time.monotonic()
         pid, read_end = self._fork(mutant, items, spawning)
         fork_seconds = time.monotonic() - forking
@@ -168,7 +187,7 @@ class RunnerPlugin:
         verdict["fork_seconds"] = round(fork_seconds, 6)
         if child.memory.exceeded and not verdict.get("kills"):
             verdict.update(status="Timeout", kill_kind="timeout", detail=child.memory.describe())
-        return verdict
+        return verdict, child.waited_past and not child.memory.exceeded
 
     def _fork(
         self, mutant: PreparedMutant, items: list[Any], spawning: list[Any], undone: bool = False
@@ -462,6 +481,8 @@ class _Watched:
     starts: list[float] = field(default_factory=list)
     """Its CPU seconds as each test started."""
     mark: _Mark = field(init=False)
+    waited_past: bool = False
+    """It was stopped by the wall backstop (waiting), not by its CPU time."""
 
     def __post_init__(self) -> None:
         self.mark = _Mark(0.0, self.started, 0.0)
@@ -477,7 +498,8 @@ class _Watched:
         cpu = self.budget.cpu(self.test)
         wall = self.wall or wall_allowed(cpu)
         waited = time.monotonic() - self.mark.wall
-        if waited > wall and self._waits_past(wall, waited):
+        self.waited_past = waited > wall and self._waits_past(wall, waited)
+        if self.waited_past:
             return f"no verdict within {wall:.1f}s"
         # Its CPU time grows at most as fast as wall time on every core: /proc is read
         # only once the allowance could be used up, not on every message of a quick test.

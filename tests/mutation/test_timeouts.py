@@ -125,3 +125,38 @@ def test_a_mutant_that_loops_forever_is_stopped_by_the_cpu_time_it_burns(tmp_pat
     assert len(allowed) == len(looping)
     assert max(allowed) < policy.test_timeout / 2
     assert min(allowed) >= policy.mutant_timeout_constant
+
+
+STALLS = "def add(a, b):\n    return a + b\n"
+
+STALLS_ONCE = """\
+import tempfile
+import time
+from pathlib import Path
+
+from stalls import add
+
+
+def test_add():
+    result = add(2, 3)
+    marker = Path(tempfile.gettempdir()) / "stalled-once"
+    if result != 5 and not marker.exists():
+        # A mutant's first child waits as a machine's stall would make it wait.
+        marker.write_text("")
+        time.sleep(60)
+    assert result == 5
+"""
+
+
+@pytest.mark.slow
+def test_a_child_stopped_once_by_the_wall_backstop_is_judged_by_a_second(tmp_path):
+    mutants = one_module_mutants(tmp_path, "stalls", STALLS, STALLS_ONCE, "arithmetic")
+    assert [(m["status"], m["kill_kind"]) for m in mutants] == [("Killed", "assertion")]
+
+
+@pytest.mark.slow
+def test_a_mutant_whose_every_child_waits_is_a_timeout_of_the_wall_backstop(tmp_path):
+    waits = STALLS_ONCE.replace("and not marker.exists()", "")
+    mutants = one_module_mutants(tmp_path, "stalls", STALLS, waits, "arithmetic")
+    assert [m["status"] for m in mutants] == ["Timeout"]
+    assert re.match(r"^no verdict within [0-9.]+s \(running ", mutants[0]["status_reason"])
