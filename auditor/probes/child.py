@@ -132,16 +132,24 @@ def _fork_once(
 
 def _warm_hypothesis() -> None:
     """Hypothesis does some work once per process: it registers its own random generator
-    (with a full `gc.collect()`), collects the constants of the code under test (to try
-    them as inputs) at the first draw that wants one, and builds its shrinker's tables.
-    One search through generation and shrinking here, once the code is imported, does
-    that work once rather than in every forked probe. Its result is thrown away, so it
-    may be random."""
+    (with a full `gc.collect()`), builds its shrinker's tables, and collects the
+    constants of the code under test (to try them as inputs). One search through
+    generation and shrinking here, once the code is imported, does that work once rather
+    than in every forked probe. Its result is thrown away, so it may be random.
+
+    Hypothesis collects the constants at the first draw that wants one, and a random
+    search may make none: then every fork collected them again, resolving the path of
+    every loaded module to tell the user's code from the rest. Asked for here, they are
+    collected once."""
     from hypothesis import Phase, find, settings, strategies
 
     # Not the explain phase: probes never run it, and it costs more than the rest.
     phases = [Phase.generate, Phase.shrink]
     find(strategies.integers(), lambda _: True, settings=settings(database=None, phases=phases))
+    from hypothesis.internal.conjecture import providers
+
+    with contextlib.suppress(AttributeError):  # a private function: may go in a release
+        providers._get_local_constants()
 
 
 def _hide_own_constants() -> None:

@@ -309,6 +309,27 @@ def test_hypothesis_draws_no_constant_of_audits_own_modules(mode, drawn, tmp_pat
     assert result.stdout.strip() == drawn, result.stderr
 
 
+_COLLECTED = """
+import sys
+from hypothesis.internal.conjecture import providers
+from auditor.probes import child
+import shapes
+child._warm_hypothesis()
+read = []
+providers.constants_from_module = lambda module: read.append(module.__name__)
+providers._get_local_constants()  # what a forked probe's first draw asks for
+print(read, "side-of-7919" in providers._local_constants.strings)
+"""
+
+
+def test_the_probe_process_collects_the_codes_constants_before_it_forks(tmp_path):
+    (tmp_path / "shapes.py").write_text('def side(x):\n    return x == "side-of-7919"\n')
+    result = subprocess.run(
+        [sys.executable, "-c", _COLLECTED], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert result.stdout.strip() == "[] True", result.stderr
+
+
 def test_dict_views_drawn_for_an_iterable_are_handed_back_too(module, monkeypatch):
     subject = _subject(module, "scale")
     drawn = {"values": {"a": 1, "b": 2}.values(), "keys": {3: 0}.keys(), "items": {4: 5}.items()}
