@@ -172,7 +172,7 @@ class BaselinePlugin:
         os.environ.pop(_SUBPROCESS_CONTEXT, None)
         outcome = self._finish(item)
         self._current = None
-        self._coverage.switch_context("")
+        self._coverage.switch_context(protocol.OUTSIDE_TESTS)
         if outcome == "timeout" and self._after_timeout is not None:
             self.emit_observations()
             self._after_timeout()

@@ -121,6 +121,10 @@ Event = (
 CONTEXT_PHASES = ("setup", "run", "teardown")
 SUBPROCESS = "subprocess"
 """The context of code a test ran in a Python subprocess it started."""
+OUTSIDE_TESTS = "|outside"
+"""The context of code run once a test has ended, before the next begins: a thread the
+test left running (one stopped by its timeout, still consuming), a hook at the end of
+the session. Neither import time (the empty context, what collection ran) nor a test."""
 
 
 def context_name(nodeid: str, phase: str) -> str:

@@ -369,3 +369,43 @@ def test_a_suite_that_imports_none_of_the_code_is_measured_as_covering_nothing(t
     assert [test.outcome for test in baseline.tests] == ["passed"]
     assert coverage.totals.covered_lines == 0
     assert coverage.totals.statements == 4
+
+
+_LEFT_RUNNING = """
+import threading
+
+import calc
+
+go = threading.Event()
+threads = []
+
+
+def test_starts_a_consumer_and_returns():
+    thread = threading.Thread(target=lambda: go.wait() and calc.double(2))
+    thread.start()
+    threads.append(thread)
+"""
+
+_AT_SESSION_END = """
+def pytest_sessionfinish(session):
+    from tests import test_calc
+
+    test_calc.go.set()
+    for thread in test_calc.threads:
+        thread.join()
+"""
+
+
+@pytest.mark.slow
+def test_code_a_thread_runs_after_its_test_ended_is_not_import_time_code(tmp_path):
+    # more-itertools: 100 threads of a test stopped by its timeout ran on, and their
+    # calls passed for import-time calls, sending 18 mutants down the module path.
+    root = _two_modules(tmp_path, _LEFT_RUNNING)
+    (root / "calc.py").write_text('"""Arithmetic."""\n\n\ndef double(x):\n    return x * 2\n')
+    (root / "tests" / "__init__.py").write_text("")
+    (root / "tests" / "conftest.py").write_text(_AT_SESSION_END)
+    baseline, _ = baseline_of(root, "tests")
+
+    assert [test.outcome for test in baseline.tests] == ["passed"]
+    assert baseline.import_time_calls["calc.py"] == [1]  # the module itself, not double
+    assert 5 not in baseline.import_time_lines["calc.py"]
