@@ -54,6 +54,10 @@ class _Runner:
     """Seconds from its start to collected tests, once ready."""
     dead: bool = False
     """Its stdin is closed: it died after its last answer; its end of output follows."""
+    outgoing: bytearray = field(default_factory=bytearray)
+    """Jobs sent that its pipe could not take yet: written as the runner reads."""
+    writing: bool = False
+    """The pool waits for its pipe to take more (`outgoing` is not empty)."""
     started: float = field(default_factory=time.monotonic)
     deadline: float = 0.0
     overdue: bool = False
@@ -139,6 +143,10 @@ class RunnerPool:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
+        # A job can be larger than a pipe (a module mutant's thousand tests): written
+        # whole, it would hold the pool until this runner reads it, while the others'
+        # results wait and they idle.
+        os.set_blocking(process.stdin.fileno(), False)
         return _Runner(number, process, home / "output.log")
 
     def start(self, count: int | None = None) -> None:
@@ -196,9 +204,13 @@ class RunnerPool:
                             break
                 self._add_runners(pending, selector)
                 self._enforce_deadlines()
+                self._watch_writes(selector)
                 events = selector.select(timeout=1.0)
-                for key, _ in events:
+                for key, mask in events:
                     runner = key.data
+                    if mask & selectors.EVENT_WRITE:
+                        self._write(runner)
+                        continue
                     chunk = os.read(runner.process.stdout.fileno(), 65536)
                     if not chunk:
                         selector.unregister(runner.process.stdout)
@@ -240,16 +252,37 @@ class RunnerPool:
         it right after its last answer), and its end of output will replace it."""
         if runner.dead:
             return False
-        try:
-            runner.process.stdin.write((wire.encode(job) + "\n").encode())
-            runner.process.stdin.flush()
-        except BrokenPipeError:
-            runner.dead = True
+        runner.outgoing += (wire.encode(job) + "\n").encode()
+        self._write(runner)
+        if runner.dead:
             return False
         if not runner.jobs:
             runner.deadline = _deadline(job)
         runner.jobs.append(job)
         return True
+
+    def _write(self, runner: _Runner) -> None:
+        """As much of the jobs sent to `runner` as its pipe takes now."""
+        while runner.outgoing:
+            try:
+                written = os.write(runner.process.stdin.fileno(), runner.outgoing)
+            except BlockingIOError:
+                return
+            except BrokenPipeError:
+                runner.dead = True
+                runner.outgoing.clear()
+                return
+            del runner.outgoing[:written]
+
+    def _watch_writes(self, selector: selectors.BaseSelector) -> None:
+        """Wait for a runner's pipe to take more only while it holds jobs not written."""
+        for runner in self.runners:
+            wanted = bool(runner.outgoing)
+            if wanted and not runner.writing:
+                selector.register(runner.process.stdin, selectors.EVENT_WRITE, runner)
+            elif runner.writing and not wanted:
+                selector.unregister(runner.process.stdin)
+            runner.writing = wanted
 
     def _replace(
         self, runner: _Runner, selector: selectors.BaseSelector
@@ -260,6 +293,8 @@ class RunnerPool:
         killed from outside costs the job's time, not its verdict), and those that were
         waiting behind it."""
         runner.process.wait()
+        if runner.writing:
+            selector.unregister(runner.process.stdin)
         log_tail = _tail(runner.log)
         if not runner.ready:
             raise RunnerStartError(f"a test runner failed to start: {log_tail}")
