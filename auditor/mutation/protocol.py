@@ -92,13 +92,16 @@ class Job:
     (`TestBudget`); a factor of 0 leaves `timeout` as is, for the whole child."""
 
     def longest(self) -> float:
-        """The most wall time the job can take: its tests' allowances, the original's
-        timing, and the allowances that timing can give, twice (a child stopped by the
-        wall backstop is run again once)."""
+        """The most wall time the job can take: its slow tests timed alone (each within
+        its baseline time), its tests' allowances, the original's timing, and the
+        allowances that timing can give, twice (a child stopped by the wall backstop is
+        run again once)."""
         timed = self.timeout_factor * ORIGINAL_TIMING_LIMIT + self.timeout_constant
         tests = len(self.tests) + len(self.subprocess_tests)
         one_child = wall_allowed(self.timeout) + tests * WALL_EXTRA_SECONDS + wall_allowed(timed)
-        return 2 * one_child + ORIGINAL_TIMING_LIMIT
+        baseline = self.timeout / self.timeout_factor if self.timeout_factor else 0.0
+        alone = WALL_FACTOR * baseline + tests * WALL_EXTRA_SECONDS
+        return alone + 2 * one_child + ORIGINAL_TIMING_LIMIT
 
     def undone(self, original: str) -> Job:
         """This job with its change undone (`original`: the file's text): its child runs

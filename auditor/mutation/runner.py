@@ -50,6 +50,10 @@ from auditor.mutation.test_ids import by_baseline_id
 
 _PYTEST_ARGS = ["-p", "no:cacheprovider", "-s", "--tb=no", "-q"]
 
+SLOW_TEST_SECONDS = 0.5
+"""A test this slow in the baseline is timed again alone, untraced, before a mutant's
+allowance in it is set from its time."""
+
 
 class RunnerPlugin:
     """Takes over pytest's run loop to serve mutants instead of running the suite."""
@@ -64,6 +68,8 @@ class RunnerPlugin:
         self.original_costs: dict[tuple[str, ...], OriginalCost] = {}
         """What the original code took on each list of tests a mutant ran past its
         allowance with, in a child like the mutant's (`TestBudget`, `OriginalCost`)."""
+        self.alone_seconds: dict[str, float] = {}
+        """Each slow test's CPU time alone on the original code (`_test_seconds`)."""
 
     def pytest_collection_modifyitems(self, items: list[Any]) -> None:
         """Tests that crashed or hung in the baseline left out by their exact ids:
@@ -136,7 +142,10 @@ class RunnerPlugin:
         except SwapError as changed:
             return {"id": job.id, "status": "RuntimeError", "detail": str(changed)}
         ran = tuple(self.ids[id(item)] for item in items + spawning)
-        baseline = tuple(self.spec.test_seconds.get(nodeid, 0.0) for nodeid in ran)
+        baseline = tuple(
+            self._test_seconds(mutant, item, nodeid)
+            for item, nodeid in zip(items, ran, strict=False)
+        ) + tuple(self.spec.test_seconds.get(nodeid, 0.0) for nodeid in ran[len(items) :])
 
         def timed_original() -> OriginalCost | None:
             if ran in self.original_costs or not job.timeout_factor:
@@ -217,6 +226,38 @@ class RunnerPlugin:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(leftover)
         return wait_status, usage
+
+    def _test_seconds(self, mutant: PreparedMutant, item: Any, nodeid: str) -> float:
+        """What a test's allowance follows from: its time in the baseline, or for a slow
+        test, its CPU time alone in a child like a mutant's, where it finishes within the
+        baseline's time (coverage's tracing can make a test several times slower, and a
+        hang in it would run that many times longer)."""
+        traced = self.spec.test_seconds.get(nodeid, 0.0)
+        if traced < SLOW_TEST_SECONDS:
+            return traced
+        if nodeid not in self.alone_seconds:
+            limit = min(traced, ORIGINAL_TIMING_LIMIT)
+            self.alone_seconds[nodeid] = self._time_alone(mutant, item, limit) or traced
+        return self.alone_seconds[nodeid]
+
+    def _time_alone(self, mutant: PreparedMutant, item: Any, limit: float) -> float | None:
+        """CPU seconds the original code's test takes alone in a child like the
+        mutant's, or None if it does not pass within `limit` CPU seconds."""
+        source = self.sources.original(mutant.job.file)[0]
+        original = self.sources.prepare(mutant.job.undone(source))
+        pid, read_end = self._fork(original, [item], [], undone=True)
+        bounded = dataclasses.replace(mutant.job, timeout=limit, timeout_factor=0)
+        child = _Watched(
+            pid,
+            TestBudget(bounded, ()),
+            MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.memory_limit_mb),
+        )
+        output, past = _read_until(read_end, child)
+        wait_status, usage = self._reap(pid, read_end, stop=True)
+        verdict = _verdict(mutant.job.id, output, past, wait_status, 0.0)
+        if verdict["status"] != "Survived" or child.memory.exceeded or len(child.starts) != 1:
+            return None
+        return usage.ru_utime + usage.ru_stime - child.starts[0]
 
     def _time_original(
         self, mutant: PreparedMutant, items: list[Any], spawning: list[Any]

@@ -127,6 +127,38 @@ def test_a_mutant_that_loops_forever_is_stopped_by_the_cpu_time_it_burns(tmp_pat
     assert min(allowed) >= policy.mutant_timeout_constant
 
 
+SLOW_WHEN_TRACED = """\
+import time
+
+import coverage
+
+from spin import spin
+
+
+def test_spin():
+    if coverage.Coverage.current() is not None:
+        # What coverage's tracing costs a tight loop: here, in the baseline only.
+        end = time.process_time() + 1.5
+        while time.process_time() < end:
+            pass
+    assert spin(3) == 3
+"""
+
+
+@pytest.mark.slow
+def test_a_hang_in_a_test_slowed_by_tracing_is_stopped_at_the_test_s_untraced_cost(tmp_path):
+    spin = "def spin(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"
+    mutants = one_module_mutants(tmp_path, "spin", spin, SLOW_WHEN_TRACED, "augmented")
+    looping = [m for m in mutants if m["status"] == "Timeout"]
+    assert looping
+    # The baseline's 1.5 s would allow 3 x 1.5 s; the test alone, untraced, takes a
+    # fraction of a second, and so does a hang's allowance in it.
+    pattern = r"^more than ([0-9.]+)s of CPU time \(running tests/test_spin.py::test_spin\)$"
+    allowed = [float(re.match(pattern, m["status_reason"])[1]) for m in looping]
+    assert len(allowed) == len(looping)
+    assert max(allowed) < 1.0
+
+
 STALLS = "def add(a, b):\n    return a + b\n"
 
 STALLS_ONCE = """\
