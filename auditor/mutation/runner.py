@@ -243,21 +243,12 @@ class RunnerPlugin:
     def _time_alone(self, mutant: PreparedMutant, item: Any, limit: float) -> float | None:
         """CPU seconds the original code's test takes alone in a child like the
         mutant's, or None if it does not pass within `limit` CPU seconds."""
-        source = self.sources.original(mutant.job.file)[0]
-        original = self.sources.prepare(mutant.job.undone(source))
-        pid, read_end = self._fork(original, [item], [], undone=True)
-        bounded = dataclasses.replace(mutant.job, timeout=limit, timeout_factor=0)
-        child = _Watched(
-            pid,
-            TestBudget(bounded, ()),
-            MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.memory_limit_mb),
-        )
-        output, past = _read_until(read_end, child)
-        wait_status, usage = self._reap(pid, read_end, stop=True)
-        verdict = _verdict(mutant.job.id, output, past, wait_status, 0.0)
+        run = self._run_original(mutant, [item], [], limit)
+        verdict = _verdict(mutant.job.id, run.output, run.past, run.wait_status, 0.0)
+        child = run.child
         if verdict["status"] != "Survived" or child.memory.exceeded or len(child.starts) != 1:
             return None
-        return usage.ru_utime + usage.ru_stime - child.starts[0]
+        return run.cpu - child.starts[0]
 
     def _time_original(
         self, mutant: PreparedMutant, items: list[Any], spawning: list[Any]
@@ -266,24 +257,39 @@ class RunnerPlugin:
         mutant's (the same statements run again, the same file served, unchanged), as
         far as it gets within ORIGINAL_TIMING_LIMIT and the memory limit. The mutant's
         child runs on meanwhile."""
+        limit = ORIGINAL_TIMING_LIMIT
+        run = self._run_original(mutant, items, spawning, limit, wall=limit)
+        ends = [*run.child.starts[1:], run.cpu]  # the last: until cut
+        return OriginalCost(
+            cpu=tuple(end - start for start, end in zip(run.child.starts, ends, strict=False)),
+            growth_mb=max(0.0, run.peak_mb - run.runner_bytes / 2**20),
+        )
+
+    def _run_original(
+        self,
+        mutant: PreparedMutant,
+        items: list[Any],
+        spawning: list[Any],
+        limit: float,
+        wall: float = 0.0,
+    ) -> _OriginalRun:
+        """The mutant's tests on the original code in a child like the mutant's, within
+        `limit` CPU seconds, `wall` seconds for the whole child (0: the wall time of its
+        CPU allowance) and the memory limit."""
         source = self.sources.original(mutant.job.file)[0]
         original = self.sources.prepare(mutant.job.undone(source))
         runner_bytes = resident_bytes(os.getpid())
         pid, read_end = self._fork(original, items, spawning, undone=True)
-        limit = dataclasses.replace(mutant.job, timeout=ORIGINAL_TIMING_LIMIT, timeout_factor=0)
+        bounded = dataclasses.replace(mutant.job, timeout=limit, timeout_factor=0)
         child = _Watched(
             pid,
-            TestBudget(limit, ()),
+            TestBudget(bounded, ()),
             MemoryWatch(pid, runner_bytes, self.spec.memory_limit_mb),
-            wall=ORIGINAL_TIMING_LIMIT,
+            wall=wall,
         )
-        _read_until(read_end, child)
-        _, usage = self._reap(pid, read_end, stop=True)
-        ends = [*child.starts[1:], usage.ru_utime + usage.ru_stime]  # the last: until cut
-        return OriginalCost(
-            cpu=tuple(end - start for start, end in zip(child.starts, ends, strict=False)),
-            growth_mb=max(0.0, usage.ru_maxrss / 1024 - runner_bytes / 2**20),
-        )
+        output, past = _read_until(read_end, child)
+        wait_status, usage = self._reap(pid, read_end, stop=True)
+        return _OriginalRun(child, output, past, wait_status, usage, runner_bytes)
 
     def served_mutant(self, child: int) -> ServedMutant:
         return ServedMutant(Path(self.spec.scratch) / f"mutant-{child}.spec")
@@ -503,6 +509,25 @@ class _Mark(NamedTuple):
     cpu: float
     wall: float
     queued: float
+
+
+class _OriginalRun(NamedTuple):
+    """A child that ran tests on the original code, once it ended."""
+
+    child: _Watched
+    output: bytes
+    past: str | None
+    wait_status: int
+    usage: Any
+    runner_bytes: int
+
+    @property
+    def cpu(self) -> float:
+        return self.usage.ru_utime + self.usage.ru_stime
+
+    @property
+    def peak_mb(self) -> float:
+        return self.usage.ru_maxrss / 1024
 
 
 @dataclass
