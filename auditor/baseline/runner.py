@@ -27,7 +27,7 @@ from auditor.containment.hypothesis_storage import storage_folder, uses_hypothes
 from auditor.containment.isolation import NO_ISOLATION, Isolation
 from auditor.containment.sandbox import child_environment
 from auditor.discovery.pytest_options import AUDIT_DEFAULTS, PytestOptions
-from auditor.errors import IncompleteRunError, SuiteUnusableError
+from auditor.errors import AuditError, IncompleteRunError, SuiteUnusableError
 from auditor.progress import Progress
 
 MAX_RESTARTS = 20
@@ -127,15 +127,17 @@ class _Resumed:
         self.observed += [e for e in events if isinstance(e, protocol.Observed)]
         self.data_files.append(data_file)
 
-    def merge_coverage_into(self, data_file: Path) -> None:
-        """Per-test contexts do not overlap between children: a plain union."""
-        target = CoverageData(str(data_file))
-        target.read()
-        for saved in self.data_files:
-            earlier = CoverageData(str(saved))
-            earlier.read()
-            target.update(earlier)
-        target.write()
+
+def merge_coverage(data_file: Path, others: list[Path]) -> None:
+    """Add the coverage data of `others` to `data_file`'s. Each test's lines are under its
+    own contexts: a union is what all the children saw of it."""
+    target = CoverageData(str(data_file))
+    target.read()
+    for saved in others:
+        other = CoverageData(str(saved))
+        other.read()
+        target.update(other)
+    target.write()
 
 
 def merge_observed(events: list[protocol.Event]) -> list[protocol.Observed]:
@@ -384,7 +386,7 @@ class BaselineRunner:
                 ]
                 data_file = attempt_dir / "coverage.sqlite"
                 if self.measure:
-                    resumed.merge_coverage_into(data_file)
+                    merge_coverage(data_file, resumed.data_files)
                 return ChildOutcome(
                     results=[
                         *resumed.results,
@@ -466,3 +468,12 @@ class BaselineRunner:
         return protocol.Result(
             nodeid=nodeid, file="", outcome=outcome, duration=0.0, message=message
         )
+
+
+def checked_run(runner: BaselineRunner) -> ChildOutcome | None:
+    """A run that checks the measured one (a rerun in another order, tests measured
+    again), without progress; None where it failed: the measured run stands."""
+    try:
+        return runner.run(lambda *_: None)
+    except AuditError:
+        return None

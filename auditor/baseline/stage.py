@@ -10,14 +10,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from auditor.baseline import known, protocol
+from auditor.baseline import known, protocol, slowed
 from auditor.baseline.coverage_data import BaselineCoverage, KnownFiles
 from auditor.baseline.observe import MAX_CALLS
-from auditor.baseline.runner import BaselineRunner, ChildOutcome
+from auditor.baseline.runner import BaselineRunner, ChildOutcome, checked_run
 from auditor.containment import rewritten
 from auditor.context import RunContext
 from auditor.discovery.project import Project
-from auditor.errors import AuditError, SuiteUnusableError
+from auditor.errors import SuiteUnusableError
 from auditor.report import (
     BaselineSection,
     BlockedAction,
@@ -88,9 +88,11 @@ def _measured(
     ):
         measured = _runner(run, Path(scratch) / "measured", keep=keep)
         outcome = measured.run(run.progress)
+        untraced = list(reruns.outcomes())
+        outcome = _slowed_measured_again(run, Path(scratch) / "measured-again", outcome, untraced)
         found = set(outcome.kept)  # a case named at collection may not be found again
         kept = [test for test in plan.kept if test.nodeid in found] if plan else []
-        baseline, coverage, keys = _measure(run, outcome, reruns, kept, files)
+        baseline, coverage, keys = _measure(run, outcome, untraced, kept, files)
     if plan is not None and earlier is not None:
         ran = len(baseline.tests) - len(kept)
         baseline.reuse = (
@@ -119,10 +121,34 @@ def _merged_observed(
     return [merged[key] for key in sorted(merged)]
 
 
+def _slowed_measured_again(
+    run: RunContext, workdir: Path, outcome: ChildOutcome, reruns: list[ChildOutcome | None]
+) -> ChildOutcome:
+    """The measured run, with the tests that timed out under coverage only measured
+    again (see `slowed`)."""
+    untraced = slowed.untraced_seconds(outcome, reruns)
+    if not untraced:
+        return outcome
+    runners = [
+        BaselineRunner(
+            run.project.root,
+            workdir / f"share-{number}",
+            **{
+                **_settings(run),
+                "test_paths": sorted(share),
+                "test_timeout": slowed.limit_for(share, run.config.test_timeout),
+            },
+            deadline=run.deadline,
+        )
+        for number, share in enumerate(slowed.shares(untraced, run.config.workers))
+    ]
+    return slowed.measure_again(runners, outcome, untraced)
+
+
 def _measure(
     run: RunContext,
     outcome: ChildOutcome,
-    reruns: _Reruns,
+    reruns: list[ChildOutcome | None],
     kept: list[TestResult],
     files: KnownFiles | None,
 ) -> tuple[BaselineSection, CoverageSection, dict[str, str]]:
@@ -142,7 +168,7 @@ def _measure(
     coverage = BaselineCoverage(outcome.data_file, project.root)
     measured = [_result(run, raw, coverage) for raw in raw_results]
     tests = sorted([*measured, *kept], key=lambda test: test.nodeid)
-    for seed, rerun in enumerate(reruns.outcomes()):
+    for seed, rerun in enumerate(reruns):
         if rerun is not None:
             _mark_flaky(tests, rerun, seed)
     passing = [test.nodeid for test in tests if test.outcome == "passed"]
@@ -256,14 +282,14 @@ class _Reruns:
 
     def __enter__(self) -> _Reruns:
         if self._pool is not None:
-            self._started = [self._pool.submit(_outcome_of, runner) for runner in self._runners]
+            self._started = [self._pool.submit(checked_run, runner) for runner in self._runners]
         return self
 
     def outcomes(self) -> Iterator[ChildOutcome | None]:
         """Each rerun's outcome in seed order (None where it failed: the reruns are a
         check on top, the measured run stands)."""
         if self._pool is None:
-            yield from (_outcome_of(runner) for runner in self._runners)
+            yield from (checked_run(runner) for runner in self._runners)
         else:
             yield from (future.result() for future in self._started)
 
@@ -272,13 +298,6 @@ class _Reruns:
             runner.cancel()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _outcome_of(rerun: BaselineRunner) -> ChildOutcome | None:
-    try:
-        return rerun.run(lambda *_: None)
-    except AuditError:
-        return None
 
 
 def _mark_flaky(tests: list[TestResult], outcome: ChildOutcome, seed: int) -> None:

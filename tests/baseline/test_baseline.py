@@ -1,6 +1,7 @@
 """The baseline stage on real fixture projects, in real child processes."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -409,3 +410,56 @@ def test_code_a_thread_runs_after_its_test_ended_is_not_import_time_code(tmp_pat
     assert [test.outcome for test in baseline.tests] == ["passed"]
     assert baseline.import_time_calls["calc.py"] == [1]  # the module itself, not double
     assert 5 not in baseline.import_time_lines["calc.py"]
+
+
+_SLOW_WHEN_TRACED = """
+import time
+
+import coverage
+
+from calc import double
+
+
+def _burn(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_slowed_by_tracing():
+    # Five times slower under coverage, past the 1 s timeout: tracing's cost on a loop.
+    _burn(1.5 if coverage.Coverage.current() is not None else 0.3)
+    assert double(2) == 4
+
+
+def test_hangs():
+    time.sleep(30)
+
+
+def test_double():
+    assert double(3) == 6
+"""
+
+
+@pytest.fixture(scope="module")
+def slowed_by_tracing(tmp_path_factory):
+    root = _two_modules(tmp_path_factory.mktemp("slowed") / "calc", _SLOW_WHEN_TRACED)
+    baseline, _ = baseline_of(root, "tests", test_timeout=1.0)
+    return {test.nodeid.rsplit("::", 1)[1]: test for test in baseline.tests}
+
+
+@pytest.mark.slow
+def test_a_test_that_times_out_only_under_coverage_is_measured_again_and_kept(
+    slowed_by_tracing,
+):
+    slowed = slowed_by_tracing["test_slowed_by_tracing"]
+    assert slowed.outcome == "passed"
+    assert slowed.lines == {"calc.py": [2]}
+    assert slowed.duration > 1.0
+    assert re.match(r"^timed out under coverage; passed in 0\.\ds untraced", slowed.message)
+
+
+@pytest.mark.slow
+def test_a_test_that_also_times_out_untraced_stays_a_timeout(slowed_by_tracing):
+    hangs = slowed_by_tracing["test_hangs"]
+    assert (hangs.outcome, hangs.message) == ("timeout", "timed out after 1s in call")
