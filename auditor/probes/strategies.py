@@ -167,6 +167,10 @@ def for_hypothesis(hint: Any) -> Any:
 
 
 def concrete_types(hint: Any) -> list[type]:
+    """The classes a hint names, for `isinstance`: none for `Any` (a class since Python
+    3.11, which `isinstance` refuses)."""
+    if hint is typing.Any:
+        return []
     origin = typing.get_origin(hint)
     if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
         kinds: list[type] = []

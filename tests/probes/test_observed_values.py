@@ -15,8 +15,15 @@ from auditor.probes.calls import Subject
 from tests.conftest import source_module, target_spec
 
 SOURCE = """
+import typing
+
+
 class Holder:
     pass
+
+
+def keep(value: typing.Any):
+    return value
 
 
 def pick(key, holder=None):
@@ -33,9 +40,9 @@ def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     sys.modules.pop(name, None)
 
 
-def _subject(module: tuple[str, Path], observed: list[dict]) -> Subject:
+def _subject(module: tuple[str, Path], observed: list[dict], function: str = "pick") -> Subject:
     name, path = module
-    target = target_spec(f"{path.name}::pick", str(path.resolve()), name)
+    target = target_spec(f"{path.name}::{function}", str(path.resolve()), name)
     return Subject(replace(target, observed=observed), {str(path.resolve())})
 
 
@@ -56,3 +63,10 @@ def test_a_call_with_an_argument_that_does_not_rebuild_is_not_made_again_whole(m
     calls = [*_calls(module, "a"), rebuilt]
     subject = _subject(module, calls)
     assert [call["key"] for call in subject.observed] == ["b"]
+
+
+def test_values_seen_for_a_parameter_hinted_any_are_its_inputs(module):
+    # typing.Any is a class on Python 3.11+, and isinstance() refuses it.
+    subject = _subject(module, [{"value": ("'a'", "str")}], function="keep")
+    value = next(param for param in subject.params if param.name == "value")
+    assert (value.source, value.detail) == ("type hint", "Any")
