@@ -13,7 +13,7 @@ import enum
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import CodeType, FrameType
 from typing import Any
 
@@ -63,29 +63,44 @@ def _path(kind: type) -> str:
     return f"{kind.__module__}:{kind.__qualname__}"
 
 
-def recipe(value: object, depth: int = 0) -> str:
+class _TooLong(ValueError):
+    """A value whose recipe would be longer than `MAX_RECIPE`."""
+
+
+def _never(kind: type) -> bool:
+    return False
+
+
+def recipe(value: object, depth: int = 0, own_repr: Callable[[type], bool] = _never) -> str:
     """Python source that rebuilds the value in the probe process: its repr where that
     rebuilds it, else calls of three helpers the probes define (`__audit_call__` for
     dataclasses and Decimal, `__audit_member__` for enum members, `__audit_new__` for
-    objects with no repr of their own: the class and its attributes)."""
+    objects with no repr of their own, or one of the code under test (`own_repr`): the
+    class and its attributes). The code under test's `__repr__` is never run here: it
+    may change what it describes (a cache whose repr expires entries, a clock that
+    ticks), and the test would then check another program than the one it tests."""
     if depth > 8:
         raise ValueError("nested too deeply")
     if isinstance(value, type(os.environ)):  # its API keys and tokens must not reach a report
         raise ValueError("the process environment")
+
+    def inner(item: object) -> str:
+        return recipe(item, depth + 1, own_repr)
+
     kind = type(value)
     if value is None or kind in (bool, int, float, str, bytes, complex):
         return repr(value)
     if kind in (list, tuple):
-        items = [recipe(item, depth + 1) for item in value]  # type: ignore[attr-defined]
+        items = _bounded(inner(item) for item in value)  # type: ignore[attr-defined]
         if kind is tuple:
             return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
         return f"[{', '.join(items)}]"
     if kind in (set, frozenset):
-        items = sorted(recipe(item, depth + 1) for item in value)  # type: ignore[attr-defined]
-        inner = f"{{{', '.join(items)}}}" if items else ""
-        return f"{kind.__name__}({inner})"
+        items = sorted(_bounded(inner(item) for item in value))  # type: ignore[attr-defined]
+        listed = f"{{{', '.join(items)}}}" if items else ""
+        return f"{kind.__name__}({listed})"
     if kind is dict:
-        pairs = [f"{recipe(k, depth + 1)}: {recipe(v, depth + 1)}" for k, v in value.items()]  # type: ignore[attr-defined]
+        pairs = _bounded(f"{inner(k)}: {inner(v)}" for k, v in value.items())  # type: ignore[attr-defined]
         return f"{{{', '.join(pairs)}}}"
     if isinstance(value, enum.Enum):
         return f"__audit_member__({_path(kind)!r}, {value.name!r})"
@@ -95,20 +110,49 @@ def recipe(value: object, depth: int = 0) -> str:
         return f"__audit_call__({_path(kind)!r}, {str(value)!r})"
     if dataclasses.is_dataclass(value) and all(f.init for f in dataclasses.fields(value)):
         arguments = ", ".join(
-            f"{f.name}={recipe(getattr(value, f.name), depth + 1)}"
-            for f in dataclasses.fields(value)
+            f"{f.name}={inner(getattr(value, f.name))}" for f in dataclasses.fields(value)
         )
         return f"__audit_call__({_path(kind)!r}, {arguments})"
-    if hasattr(value, "__dict__") and kind.__repr__ is object.__repr__:
-        return f"__audit_new__({_path(kind)!r}, {recipe(vars(value), depth + 1)})"
+    own = own_repr(kind)
+    if own or kind.__repr__ is object.__repr__:
+        attributes = _attributes(value)
+        if attributes is not None:
+            return f"__audit_new__({_path(kind)!r}, {inner(attributes)})"
+        if own:
+            raise ValueError("no attributes to rebuild it from")
     return repr(value)
 
 
-def describe(value: object) -> list[str]:
+def _bounded(parts: Iterator[str]) -> list[str]:
+    """The parts of a container's recipe, given up once they are too long to keep: a
+    large object's attributes are not all described only to be dropped."""
+    kept: list[str] = []
+    length = 0
+    for part in parts:
+        length += len(part) + 2
+        if length > MAX_RECIPE:
+            raise _TooLong("too long")
+        kept.append(part)
+    return kept
+
+
+def _attributes(value: object) -> dict[str, Any] | None:
+    """The instance's own attributes, read without running any of its code (no
+    `__getattribute__` or `__getattr__` of its class); None if it keeps none."""
+    try:
+        attributes = object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        return None
+    return attributes if type(attributes) is dict else None
+
+
+def describe(value: object, own_repr: Callable[[type], bool] = _never) -> list[str]:
     """[recipe, type name]; a value that cannot be described, or only at length, gets a
     marker instead (it is then no example)."""
     try:
-        text = recipe(value)
+        text = recipe(value, own_repr=own_repr)
+    except _TooLong:
+        text = "<too long>"
     except Exception:
         text = "<unrepresentable>"
     if len(text) > MAX_RECIPE:
@@ -157,6 +201,11 @@ class CallRecorder:
             self._wanted[filename] = absolute if wanted else None
         return self._wanted[filename]
 
+    def _own_repr(self, kind: type) -> bool:
+        """Whether the class's `__repr__` is code under test (see `recipe`)."""
+        code = getattr(kind.__repr__, "__code__", None)
+        return isinstance(code, CodeType) and self._source_file(code.co_filename) is not None
+
     def _wanted_file(self, code: CodeType) -> str | None:
         if code.co_name.startswith("<"):
             return None
@@ -193,13 +242,13 @@ class CallRecorder:
         if len(kept) >= MAX_CALLS or described >= MAX_DESCRIBED:
             return len(kept) >= MAX_CALLS
         self._described[code] = described + 1
-        self.active = False  # user __repr__ calls must not be recorded themselves
+        self.active = False  # what describing runs must not be recorded itself
         try:
             count = code.co_argcount + code.co_kwonlyargcount
             count += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
             local = frame.f_locals
             names = [name for name in code.co_varnames[:count] if name in local]
-            call = {name: describe(local[name]) for name in names}
+            call = {name: describe(local[name], self._own_repr) for name in names}
             signature = (code, repr(sorted(call.items())))
             if signature not in self._seen:
                 self._seen.add(signature)

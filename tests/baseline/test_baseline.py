@@ -463,3 +463,28 @@ def test_a_test_that_times_out_only_under_coverage_is_measured_again_and_kept(
 def test_a_test_that_also_times_out_untraced_stays_a_timeout(slowed_by_tracing):
     hangs = slowed_by_tracing["test_hangs"]
     assert (hangs.outcome, hangs.message) == ("timeout", "timed out after 1s in call")
+
+
+_TICKING_REPR = """
+class Clock:
+    def __init__(self):
+        self.now = 0
+
+    def __repr__(self):
+        self.now += 1  # cachetools' TTLCache: its repr reads an auto-ticking timer
+        return f"Clock({self.now})"
+
+    def read(self):
+        return self.now
+"""
+
+
+@pytest.mark.slow
+def test_a_test_passes_in_the_baseline_when_a_repr_of_the_code_would_change_its_state(
+    tmp_path,
+):
+    tests = "from calc import Clock\n\n\ndef test_read():\n    assert Clock().read() == 0\n"
+    root = _two_modules(tmp_path, tests)
+    (root / "calc.py").write_text(_TICKING_REPR)
+    baseline, _ = baseline_of(root, "tests")
+    assert [(test.outcome, test.message) for test in baseline.tests] == [("passed", "")]

@@ -185,3 +185,42 @@ def test_the_process_environment_passed_to_the_code_is_not_written_out(sources):
     observed = _record(CallRecorder([str(sources)]), doubled_environment)
     (call,) = observed[0].calls
     assert call["value"] == ["<unrepresentable>", "os._Environ"]
+
+
+def test_a_repr_of_the_code_under_test_is_not_run_to_describe_an_argument(sources):
+    (sources / "clock.py").write_text(
+        "class Clock:\n"
+        "    def __init__(self):\n"
+        "        self.now = 0\n"
+        "    def __repr__(self):\n"
+        "        self.now += 1  # a repr that ticks, as a cache's that expires entries\n"
+        "        return f'Clock({self.now})'\n"
+        "    def read(self):\n"
+        "        return self.now\n"
+    )
+    from pricing.clock import Clock
+
+    clock = Clock()
+    observed = _record(CallRecorder([str(sources)]), lambda: [clock.read(), clock.read()])
+    assert clock.now == 0
+    read = next(entry for entry in observed if entry.qualname == "Clock.read")
+    assert read.calls == [
+        {"self": ["__audit_new__('pricing.clock:Clock', {'now': 0})", "pricing.clock.Clock"]}
+    ]
+
+
+class _Counted:
+    described = 0
+
+    def __repr__(self) -> str:
+        _Counted.described += 1
+        return "Counted()"
+
+
+def test_an_argument_too_long_to_keep_is_marked_without_describing_all_of_it(sources):
+    from pricing.core import double
+
+    many = [_Counted() for _ in range(10_000)]
+    observed = _record(CallRecorder([str(sources)]), lambda: double(many))
+    assert observed[0].calls == [{"value": ["<too long>", "list"]}]
+    assert _Counted.described < 1_000
