@@ -7,6 +7,8 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pydantic's models, which the early-sites helper does without
+    from coverage.parser import PythonParser
+
     from auditor.report import BaselineSection, TestResult
 
 LinesToTests = dict[str, dict[int, set[str]]]
@@ -64,20 +66,39 @@ def _by_line(ran: object) -> LinesToTests:
     return index
 
 
+def excluded_lines(source: str) -> frozenset[int]:
+    """The lines the baseline's coverage.py leaves out of the file's coverage: by its
+    default rules (the baseline reads no coverage configuration), those marked
+    `# pragma: no cover` and the blocks such a line opens. Empty for a source it cannot
+    parse."""
+    from coverage.config import DEFAULT_EXCLUDE
+    from coverage.misc import join_regex
+
+    parser = _parsed(source, join_regex(DEFAULT_EXCLUDE))
+    return frozenset(parser.excluded) if parser is not None else frozenset()
+
+
+def _parsed(source: str, exclude: str | None = None) -> PythonParser | None:
+    from coverage.exceptions import CoverageException
+    from coverage.parser import PythonParser
+
+    if not source.strip():  # an empty module: no text for the parser
+        return None
+    parser = PythonParser(text=source, exclude=exclude)
+    try:
+        parser.parse_source()
+    except (CoverageException, SyntaxError, ValueError):
+        return None
+    return parser
+
+
 def statement_lines(source: str) -> dict[int, int]:
     """Each continuation line of a multi-line statement, and the statement's first line:
     coverage.py records a statement that ran under its first line only, so a mutant on
     a later line of it is covered by the tests that ran that one. Empty for a source
     coverage.py cannot parse (planning then finds no sites in it either)."""
-    from coverage.exceptions import CoverageException
-    from coverage.parser import PythonParser
-
-    if not source.strip():  # an empty module: nothing to map, and no text for the parser
-        return {}
-    parser = PythonParser(text=source)
-    try:
-        parser.parse_source()
-    except (CoverageException, SyntaxError, ValueError):
+    parser = _parsed(source)
+    if parser is None:
         return {}
     lines = range(1, source.count("\n") + 2)
     return {line: first for line in lines if (first := parser.first_line(line)) != line}

@@ -34,7 +34,7 @@ from auditor.mutation.compiler import (
     Swaps,
     line_starts,
 )
-from auditor.mutation.coverage_index import CoverageIndex, statement_lines
+from auditor.mutation.coverage_index import CoverageIndex, excluded_lines, statement_lines
 from auditor.mutation.data_tables import DataTable, find_data_tables
 from auditor.mutation.entry_keys import EntryKey, entry_keys, entry_tests, keys_at, naming
 from auditor.mutation.keys import digest, sites_key, sites_salt, swaps_key, swaps_salt
@@ -174,6 +174,16 @@ class _File:
         counts as that statement's first line."""
         lines = range(site.line, site.end_line + 1)
         return {*lines, *(self.statement_of[n] for n in lines if n in self.statement_of)}
+
+    def statements_of(self, site: Site) -> set[int]:
+        """The first lines of the statements the site is in."""
+        lines = range(site.line, site.end_line + 1)
+        return {self.statement_of.get(line, line) for line in lines}
+
+    @functools.cached_property
+    def excluded(self) -> frozenset[int]:
+        """The lines coverage.py leaves out of the file's coverage (see `excluded_lines`)."""
+        return excluded_lines(self.source)
 
     @functools.cached_property
     def digest(self) -> str:
@@ -458,6 +468,10 @@ class Planner:
         if uncalled is not None and uncalled.line not in file.called:
             mutant.status, mutant.path = "NoCoverage", "none"
             mutant.status_reason = "no passing test calls the lambda it is in"
+            return mutant
+        if not tests and not in_subprocess and file.statements_of(site) <= file.excluded:
+            mutant.status, mutant.path = "Ignored", "none"
+            mutant.status_reason = "no test runs it, and the project excludes it from coverage"
             return mutant
         if not tests and not in_subprocess:
             mutant.status, mutant.path = "NoCoverage", "none"
