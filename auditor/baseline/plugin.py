@@ -23,7 +23,11 @@ from auditor.baseline.observe import CallRecorder
 from auditor.containment import wire
 from auditor.containment.guard import Blocked
 from auditor.containment.memory import resident_bytes
-from auditor.containment.sandbox import benchmarks_run_once, derandomize_hypothesis
+from auditor.containment.sandbox import (
+    benchmarks_run_once,
+    derandomize_hypothesis,
+    seed_random,
+)
 
 _SUBPROCESS_CONTEXT = "AUDIT_SUBPROCESS_CONTEXT"
 """Read by subprocess_site/sitecustomize.py in the Python processes a test starts."""
@@ -168,6 +172,7 @@ class BaselinePlugin:
         self._phases[item.nodeid] = {"outcomes": {}, "duration": 0.0, "message": ""}
         self.emit(protocol.Start(nodeid=item.nodeid))
         os.environ[_SUBPROCESS_CONTEXT] = protocol.context_name(item.nodeid, protocol.SUBPROCESS)
+        seed_random(item.nodeid)
         yield
         os.environ.pop(_SUBPROCESS_CONTEXT, None)
         outcome = self._finish(item)

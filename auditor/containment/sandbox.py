@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import random
 import resource
 import sys
 import types
@@ -58,6 +61,19 @@ def derandomize_hypothesis() -> None:
         _load_audit_profile()
     else:
         sys.meta_path.insert(0, _AfterImport("hypothesis", _load_audit_profile))
+
+
+def seed_random(nodeid: str) -> None:
+    """Seed `random` (and NumPy's global generator, if the tests imported NumPy) for the
+    test about to run, from its id: in the baseline and in every mutant's child the test
+    draws the same numbers, so what it covers and what it kills do not change from run
+    to run (a cache that evicts a random key kills a mutant in one run, not the next)."""
+    seed = int.from_bytes(hashlib.sha256(nodeid.encode()).digest()[:4], "big")
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        with contextlib.suppress(Exception):  # a NumPy without the legacy global API
+            numpy.random.seed(seed)
 
 
 def benchmarks_run_once(config: Any) -> None:

@@ -354,6 +354,8 @@ class RunnerPlugin:
         own time is pytest's, per phase."""
         from _pytest.runner import runtestprotocol
 
+        from auditor.containment.sandbox import seed_random
+
         tests_seconds = 0.0
         killed = False
         for position, item in enumerate(everything):
@@ -363,6 +365,7 @@ class RunnerPlugin:
             self.failed_in_child = self.failed_by_check = False
             self.failed_at = 0
             key = "also_killed_by" if killed else "killed_by"
+            seed_random(nodeid)
             try:
                 reports = runtestprotocol(item, log=False, nextitem=following)
             except KeyboardInterrupt:
