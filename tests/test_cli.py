@@ -1,6 +1,7 @@
 """The `audit` command end to end, as a user runs it."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -237,6 +238,59 @@ def test_ctrl_c_stops_with_exit_4_and_leaves_the_tree_alone(project_copy):
     assert "interrupted" in stderr
     assert "Traceback" not in stderr
     assert tree_digest(root) == before
+
+
+_SLOW_ONLY_TRACED = """\
+import time
+
+import coverage
+
+from calc import double
+
+
+def test_slowed_by_tracing():
+    traced = coverage.Coverage.current() is not None
+    end = time.process_time() + (60 if traced else 0.4)
+    while time.process_time() < end:
+        pass
+    assert double(2) == 4
+"""
+
+
+def _measuring_again(scratch: Path) -> bool:
+    try:
+        return any(scratch.glob("audit-run-*/audit-baseline-*/measured-again"))
+    except OSError:  # a folder of the run went away while it was listed
+        return False
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_the_baseline_measures_a_test_again_stops_at_once(tmp_path):
+    root = tmp_path / "calc"
+    (root / "tests").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[tool.audit]\nsrc = ["calc.py"]\n')
+    (root / "calc.py").write_text("def double(x):\n    return x * 2\n")
+    (root / "tests" / "test_calc.py").write_text(_SLOW_ONLY_TRACED)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "auditor", "tests", "-q", "--timeout", "2", "--no-mutation"],
+        cwd=root,
+        env={**os.environ, "TMPDIR": str(scratch)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not _measuring_again(scratch) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # Timed out at 2 s under coverage, 0.4 s untraced: measured again with a limit of
+    # 10 s or more, which the interrupt must not wait for.
+    process.send_signal(signal.SIGINT)
+    interrupted = time.monotonic()
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 4, stderr
+    assert time.monotonic() - interrupted < 4
 
 
 def test_ctrl_c_while_the_command_loads_stops_with_exit_4_and_one_line(project_copy):

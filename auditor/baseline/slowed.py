@@ -68,13 +68,19 @@ def measure_again(
 ) -> ChildOutcome:
     """`measured` with the tests of `untraced` measured again, each share by one of
     `runners` (all at once): those that pass now replace their timeouts, and their
-    coverage and the calls they observed are added. A run that fails changes nothing."""
-    with ThreadPoolExecutor(len(runners)) as pool:
+    coverage and the calls they observed are added. A run that fails changes nothing.
+    Leaving early (Ctrl-C) kills the children still running."""
+    pool = ThreadPoolExecutor(len(runners))
+    try:
         ran = [
             (runner, outcome)
             for runner, outcome in zip(runners, pool.map(checked_run, runners), strict=True)
             if outcome is not None
         ]
+    finally:
+        for runner in runners:
+            runner.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
     passed = {
         result.nodeid: _noted(result, untraced[result.nodeid], runner.test_timeout)
         for runner, outcome in ran
