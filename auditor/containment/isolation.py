@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -100,13 +101,22 @@ class Isolation:
         `unshare` reaps it and exits; killing `unshare` first would leave that to the
         kernel, after the audit has moved on."""
         if self.level == "os":
-            for inner in _children_of(process.pid):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(inner, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=_NAMESPACE_TEARDOWN_SECONDS)
+            _kill_namespace(process)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
+
+
+def _kill_namespace(process: subprocess.Popen[bytes]) -> None:
+    """Kill the init of `unshare`'s namespace until `unshare` exits. Killed just after it
+    started, `unshare` may not have forked the init yet: it is looked for again."""
+    deadline = time.monotonic() + _NAMESPACE_TEARDOWN_SECONDS
+    while time.monotonic() < deadline:
+        for inner in _children_of(process.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(inner, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=0.05)
+            return
 
 
 _NAMESPACE_TEARDOWN_SECONDS = 10.0
