@@ -225,6 +225,38 @@ def test_a_case_named_at_collection_runs_again_and_is_listed_once(two_functions)
     assert again["reuse"].startswith("measured 2 of 3 tests")
 
 
+_TRIPLE_SLOWED_BY_TRACING = """\
+import time
+
+import coverage
+
+from calc import triple
+
+
+def test_triple():
+    traced = coverage.Coverage.current() is not None
+    end = time.process_time() + (2.5 if traced else 0.2)
+    while time.process_time() < end:
+        pass
+    assert triple(2) == 6
+"""
+
+
+@pytest.mark.slow
+def test_a_partial_baseline_measures_again_a_test_that_timed_out_only_under_coverage(
+    two_functions,
+):
+    (two_functions / "tests" / "test_triple.py").write_text(_TRIPLE_SLOWED_BY_TRACING)
+    _baseline(two_functions, "--timeout", "2")
+    (two_functions / "calc.py").write_text(TWO_FUNCTIONS.replace("x * 3", "3 * x"))
+    again = _report(two_functions, "--timeout", "2")
+    triple = _by_test(again["baseline"])["tests/test_triple.py::test_triple"]
+    assert again["baseline"]["reuse"].startswith("measured 1 of 2 tests")
+    assert triple["outcome"] == "passed"
+    assert triple["message"].startswith("timed out under coverage; passed in ")
+    assert triple["lines"] == {"calc.py": [6]}
+
+
 FUNCTIONS_AND_A_CLASS = (
     "X = 1\n\n\ndef f(a=1):\n    '''Doc.'''\n    return a\n\n\n"
     "class C:\n    def m(self):\n        return 2\n"
