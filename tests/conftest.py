@@ -236,6 +236,22 @@ def one_module_project(root: Path, name: str, source: str, tests: dict[str, str]
     return root
 
 
+def burns_under_coverage(function: str, check: str, traced: float, untraced: float) -> str:
+    """A test file whose `test_slowed_by_tracing` burns `traced` CPU seconds under
+    coverage and `untraced` without (what tracing does to a loop), then asserts
+    `check`; `function` is imported from the module `calc`."""
+    return (
+        "import time\n\nimport coverage\n\n"
+        f"from calc import {function}\n\n\n"
+        "def test_slowed_by_tracing():\n"
+        "    traced = coverage.Coverage.current() is not None\n"
+        f"    end = time.process_time() + ({traced} if traced else {untraced})\n"
+        "    while time.process_time() < end:\n"
+        "        pass\n"
+        f"    assert {check}\n"
+    )
+
+
 def one_module_mutants(root: Path, name: str, source: str, tests: str, mutators: str) -> list[dict]:
     """The mutants of a one-module project `name` with one test file."""
     one_module_project(root, name, source, {f"test_{name}.py": tests})

@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from tests.conftest import (
+    burns_under_coverage,
     cached_results,
     copy_fixture,
     report_differences,
@@ -240,23 +241,6 @@ def test_ctrl_c_stops_with_exit_4_and_leaves_the_tree_alone(project_copy):
     assert tree_digest(root) == before
 
 
-_SLOW_ONLY_TRACED = """\
-import time
-
-import coverage
-
-from calc import double
-
-
-def test_slowed_by_tracing():
-    traced = coverage.Coverage.current() is not None
-    end = time.process_time() + (60 if traced else 0.4)
-    while time.process_time() < end:
-        pass
-    assert double(2) == 4
-"""
-
-
 def _measuring_again(scratch: Path) -> bool:
     try:
         return any(scratch.glob("audit-run-*/audit-baseline-*/measured-again"))
@@ -270,7 +254,9 @@ def test_ctrl_c_while_the_baseline_measures_a_test_again_stops_at_once(tmp_path)
     (root / "tests").mkdir(parents=True)
     (root / "pyproject.toml").write_text('[tool.audit]\nsrc = ["calc.py"]\n')
     (root / "calc.py").write_text("def double(x):\n    return x * 2\n")
-    (root / "tests" / "test_calc.py").write_text(_SLOW_ONLY_TRACED)
+    (root / "tests" / "test_calc.py").write_text(
+        burns_under_coverage("double", "double(2) == 4", 60, 0.4)
+    )
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     process = subprocess.Popen(
@@ -284,6 +270,7 @@ def test_ctrl_c_while_the_baseline_measures_a_test_again_stops_at_once(tmp_path)
     deadline = time.monotonic() + 60
     while not _measuring_again(scratch) and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert _measuring_again(scratch), "the slowed test was never measured again"
     # Timed out at 2 s under coverage, 0.4 s untraced: measured again with a limit of
     # 10 s or more, which the interrupt must not wait for.
     process.send_signal(signal.SIGINT)

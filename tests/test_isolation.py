@@ -154,17 +154,18 @@ def test_the_shared_temp_folder_is_writable_inside_and_untouched_outside(tmp_pat
 def test_a_sandbox_killed_as_it_starts_is_gone_at_once(tmp_path):
     # Ctrl-C can arrive before `unshare` has forked its namespace's init: the kill must
     # not wait out the teardown limit for an init it has not seen yet.
-    started = []
-    for _ in range(5):
-        workdir = tmp_path / f"run-{len(started)}"
+    kills = []
+    for number in range(5):
+        workdir = tmp_path / f"run-{number}"
         workdir.mkdir()
         command = ISOLATION.wrap([sys.executable, "-c", "while True: pass"], str(workdir))
         process = subprocess.Popen(command, cwd=workdir, start_new_session=True)
         began = time.monotonic()
         ISOLATION.kill(process)
-        started.append((time.monotonic() - began, process.wait(timeout=5), workdir))
-    assert [took < 5 for took, _, _ in started] == [True] * 5
-    assert [_tasks_working_in(workdir) for _, _, workdir in started] == [0] * 5
+        kills.append((time.monotonic() - began, workdir))
+        process.wait(timeout=5)
+    assert [took < 5 for took, _ in kills] == [True] * 5
+    assert [_tasks_working_in(workdir) for _, workdir in kills] == [0] * 5
 
 
 def test_guard_and_none_are_taken_as_asked():

@@ -12,6 +12,7 @@ from auditor.baseline.stage import run_baseline
 from auditor.config import AuditConfig
 from auditor.context import RunContext
 from auditor.discovery.project import discover
+from tests.conftest import burns_under_coverage
 
 
 def baseline_of(root: Path, tests: str, **config):
@@ -412,34 +413,11 @@ def test_code_a_thread_runs_after_its_test_ended_is_not_import_time_code(tmp_pat
     assert 5 not in baseline.import_time_lines["calc.py"]
 
 
-_SLOW_WHEN_TRACED = """
-import time
-
-import coverage
-
-from calc import double
-
-
-def _burn(seconds):
-    end = time.process_time() + seconds
-    while time.process_time() < end:
-        pass
-
-
-def test_slowed_by_tracing():
-    # Over ten times slower under coverage, past the 2 s timeout (threads under the
-    # tracer); untraced, far within it even on a loaded machine.
-    _burn(2.5 if coverage.Coverage.current() is not None else 0.2)
-    assert double(2) == 4
-
-
-def test_hangs():
-    time.sleep(30)
-
-
-def test_double():
-    assert double(3) == 6
-"""
+# Over ten times slower under coverage, past the 2 s timeout (threads under the tracer);
+# untraced, far within it even on a loaded machine.
+_SLOW_WHEN_TRACED = burns_under_coverage("double", "double(2) == 4", 2.5, 0.2) + (
+    "\n\ndef test_hangs():\n    time.sleep(30)\n\n\ndef test_double():\n    assert double(3) == 6\n"
+)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 from auditor.baseline import known
 from auditor.discovery.project import discover
 from auditor.mutation.cache import ResultCache
-from tests.conftest import one_module_project, run_audit
+from tests.conftest import burns_under_coverage, one_module_project, run_audit
 
 CODE = "def double(x):\n    return x * 2\n"
 TESTS = "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
@@ -225,32 +225,16 @@ def test_a_case_named_at_collection_runs_again_and_is_listed_once(two_functions)
     assert again["reuse"].startswith("measured 2 of 3 tests")
 
 
-_TRIPLE_SLOWED_BY_TRACING = """\
-import time
-
-import coverage
-
-from calc import triple
-
-
-def test_triple():
-    traced = coverage.Coverage.current() is not None
-    end = time.process_time() + (2.5 if traced else 0.2)
-    while time.process_time() < end:
-        pass
-    assert triple(2) == 6
-"""
-
-
 @pytest.mark.slow
 def test_a_partial_baseline_measures_again_a_test_that_timed_out_only_under_coverage(
     two_functions,
 ):
-    (two_functions / "tests" / "test_triple.py").write_text(_TRIPLE_SLOWED_BY_TRACING)
+    slowed = burns_under_coverage("triple", "triple(2) == 6", 2.5, 0.2)
+    (two_functions / "tests" / "test_triple.py").write_text(slowed)
     _baseline(two_functions, "--timeout", "2")
     (two_functions / "calc.py").write_text(TWO_FUNCTIONS.replace("x * 3", "3 * x"))
     again = _report(two_functions, "--timeout", "2")
-    triple = _by_test(again["baseline"])["tests/test_triple.py::test_triple"]
+    triple = _by_test(again["baseline"])["tests/test_triple.py::test_slowed_by_tracing"]
     assert again["baseline"]["reuse"].startswith("measured 1 of 2 tests")
     assert triple["outcome"] == "passed"
     assert triple["message"].startswith("timed out under coverage; passed in ")
