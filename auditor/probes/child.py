@@ -148,8 +148,11 @@ def _warm_hypothesis() -> None:
     find(strategies.integers(), lambda _: True, settings=settings(database=None, phases=phases))
     from hypothesis.internal.conjecture import providers
 
+    from auditor.probes import draws
+
     with contextlib.suppress(AttributeError):  # a private function: may go in a release
         providers._get_local_constants()
+    draws.internals_known()  # checked once, not in every fork that draws inputs
 
 
 def _hide_own_constants() -> None:

@@ -23,19 +23,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import find
-from hypothesis.errors import NoSuchExample, Unsatisfiable
-
 from auditor.containment import wire
 from auditor.mutation.mutant import FunctionIndex, MutantSources, PreparedMutant
 from auditor.mutation.swap import SwapError
 from auditor.probes.calls import Example, Subject
+from auditor.probes.draws import drawn
 from auditor.probes.hangs import CallTimeout, alarm, guarded_call
 from auditor.probes.outcomes import Outcome, equal, same
 from auditor.probes.protocol import ProbeSpec, Reads, SurvivorSpec, share_of
 from auditor.probes.reach import FileLines, States, statement_lines, watching
 from auditor.probes.receiver_type import decides_by_receiver_type
-from auditor.probes.search import search_settings
 from auditor.probes.suggest import NoLiteral, name_for, render, run_test
 from auditor.report import Witness
 
@@ -76,8 +73,7 @@ class Inputs:
     """Their places in generation order: derandomized, generation gives them again."""
     count: int = 0
     """How many were generated: what the group needed of this function. A group that
-    needs another number generates them again (Hypothesis's first 50 inputs of a run of
-    300 are not those of a run of 50)."""
+    needs another number generates them again."""
     pickled: str = ""
     failed: str = ""
     """Why the trial run ended without them (its time budget, a crash): it would again,
@@ -168,20 +164,8 @@ def _unpickled(pickled: str) -> list[Example] | None:
 
 
 def examples_for(subject: Subject, count: int) -> list[Example]:
-    """Up to `count` distinct inputs, in Hypothesis's order (simplest first)."""
-    found: list[Example] = []
-
-    def keep(example: Example) -> bool:
-        found.append(example)
-        return False
-
-    with contextlib.suppress(NoSuchExample, Unsatisfiable):
-        find(
-            subject.strategy,
-            keep,
-            settings=search_settings(count, shrink=False),
-        )
-    return found
+    """Up to `count` distinct inputs of the function, the simplest first."""
+    return drawn(subject.strategy, count)
 
 
 def trials_for(
