@@ -3,7 +3,7 @@
 A witness search needs a few hundred distinct inputs and keeps every one of them.
 Hypothesis's `find` is built to look for one input that satisfies a condition: the tree
 of everything it tried, the mutations of earlier inputs and its per-call bookkeeping
-cost three to five times the drawing itself, and were about half of a fixture's probe
+cost one to three times the drawing itself, and were about half of a fixture's probe
 stage. Here each input is drawn on its own from one seeded random source: the same
 inputs every run, the simplest first, without repeats; a run for fewer inputs gives the
 first ones of a run for more.
