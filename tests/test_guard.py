@@ -99,3 +99,29 @@ def test_the_project_is_protected_even_inside_the_temp_folder(tmp_path, blocked)
     guard("open", (str(project / ".audit" / "run" / "f"), "w", os.O_WRONLY | os.O_CREAT))
     guard("open", (str(tmp_path / "next-to-it"), "w", os.O_WRONLY | os.O_CREAT))
     assert blocked == [Blocked("open-for-write", str(project / "data.csv"))]
+
+
+@pytest.mark.parametrize(
+    ("event", "target"),
+    [
+        ("os.kill", os.getppid()),
+        ("os.kill", -1),
+        ("os.kill", 1),
+        ("os.killpg", os.getpgid(os.getppid())),
+    ],
+    ids=["the parent", "every process", "init", "the parent's group"],
+)
+def test_a_signal_that_reaches_the_auditor_is_refused(guard, event, target):
+    with pytest.raises(GuardViolation, match="blocked by audit guard: signal"):
+        guard(event, (target, 9))
+
+
+def test_a_signal_to_a_process_of_the_test_s_own_is_allowed(guard, blocked):
+    guard("os.kill", (os.getpid() + 1_000_000, 15))
+    assert blocked == []
+
+
+def test_events_the_guard_does_not_watch_pass(guard, blocked):
+    guard("builtins.id", (object(),))
+    guard("sys._getframe", (None,))
+    assert blocked == []

@@ -34,6 +34,12 @@ _PATH_EVENTS = {
     "shutil.rmtree": 0,
     "shutil.chown": 0,
 }
+_SOCKET_EVENTS = ("socket.connect", "socket.sendto", "socket.sendmsg")
+_WATCHED = frozenset(
+    {"open", *_PATH_EVENTS, *_SOCKET_EVENTS, "socket.getaddrinfo", "os.kill", "os.killpg"}
+)
+"""The events the guard checks. Every other one returns at once: `builtins.id`, raised on
+each call of `id()`, comes by the thousand from one `copy.deepcopy`."""
 _ALWAYS_WRITABLE = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
 SHARED_TEMP = ("/tmp", "/var/tmp")
 """Writing `/tmp/<name>` is ordinary test behaviour. Inside the OS sandbox these folders
@@ -105,7 +111,7 @@ class Guard:
         raise GuardViolation(f"blocked by audit guard: {event} {target}")
 
     def __call__(self, event: str, args: tuple) -> None:
-        if self._inside:
+        if event not in _WATCHED or self._inside:
             return
         self._inside = True
         try:
@@ -124,7 +130,7 @@ class Guard:
                 path = _as_text(args[position]) if len(args) > position else None
                 if path is not None and not self.allows(path):
                     self._refuse(event, path)
-        elif event in ("socket.connect", "socket.sendto", "socket.sendmsg"):
+        elif event in _SOCKET_EVENTS:
             address = args[1] if len(args) > 1 else None
             if not (isinstance(address, (str, bytes))):  # AF_UNIX addresses are paths
                 self._refuse("network", repr(address))
