@@ -8,7 +8,6 @@ what happened."""
 from __future__ import annotations
 
 import contextlib
-import copy
 import importlib
 import inspect
 import linecache
@@ -20,11 +19,12 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from auditor.probes.copying import can_change, fresh
 from auditor.probes.edges import edge_values
 from auditor.probes.hangs import CallTimeout, alarm, guarded_call
 from auditor.probes.outcomes import Outcome, drained, equal, short_repr
 from auditor.probes.protocol import TargetSpec
-from auditor.probes.reach import real_path
+from auditor.probes.reach import Tracer, real_path, watching
 from auditor.probes.strategies import (
     allows_none,
     concrete_types,
@@ -103,10 +103,6 @@ def _is_default(parameter: inspect.Parameter, value: object) -> bool:
     with contextlib.suppress(Exception):
         return bool(value == default)
     return False
-
-
-def _is_mutable(value: object) -> bool:
-    return not isinstance(value, (int, float, complex, str, bytes, bool, tuple, frozenset))
 
 
 class Subject:
@@ -438,12 +434,19 @@ class Subject:
         owner = self.owner_class or self.module
         return getattr(owner, self.name)
 
-    def invoke(self, example: Example, timeout: float, trace_lines: bool = False) -> Outcome:
+    def invoke(
+        self,
+        example: Example,
+        timeout: float,
+        trace_lines: bool = False,
+        watch: Tracer | None = None,
+    ) -> Outcome:
+        """Call the function on a copy of `example` (`fresh`). `trace_lines` keeps the
+        lines of the function's own code that ran; `watch`, a trace function, sees the
+        call and not the copy."""
         if self.hangs >= MAX_HANGS:
             return Outcome("skipped")
-        if any(_is_mutable(value) for value in example.values()):
-            with contextlib.suppress(Exception):
-                example = copy.deepcopy(example)
+        example = fresh(example)
         positional, keyword = self._arguments(example)
         target = self.callable_for(example)
         lines: set[int] = set()
@@ -456,7 +459,7 @@ class Subject:
                 return tracer
             return None
 
-        with guarded_call(timeout) as make:
+        with watching(watch) if watch else contextlib.nullcontext(), guarded_call(timeout) as make:
             outcome = (
                 self._call(target, positional, keyword, timeout, tracer if trace_lines else None)
                 if make
@@ -464,7 +467,7 @@ class Subject:
             )
         if outcome.kind == "hung":
             self.hangs += 1
-        outcome.after = {name: value for name, value in example.items() if _is_mutable(value)}
+        outcome.after = {name: value for name, value in example.items() if can_change(value)}
         outcome.lines = frozenset(lines)
         return outcome
 

@@ -11,7 +11,6 @@ passes back here (original)."""
 from __future__ import annotations
 
 import base64
-import contextlib
 import copyreg
 import functools
 import hashlib
@@ -31,7 +30,7 @@ from auditor.probes.draws import drawn
 from auditor.probes.hangs import CallTimeout, alarm, guarded_call
 from auditor.probes.outcomes import Outcome, equal, same
 from auditor.probes.protocol import ProbeSpec, Reads, SurvivorSpec, share_of
-from auditor.probes.reach import FileLines, States, statement_lines, watching
+from auditor.probes.reach import FileLines, States, statement_lines
 from auditor.probes.receiver_type import decides_by_receiver_type
 from auditor.probes.suggest import NoLiteral, name_for, render, run_test
 from auditor.report import Witness
@@ -191,8 +190,7 @@ def trials_for(
             break
         subject.hangs = 0  # an input that hangs is left out, not every one after it
         ran = FileLines(watched) if watched else None
-        with watching(ran) if ran else contextlib.nullcontext():
-            outcome = subject.invoke(example, spec.call_timeout / 10)
+        outcome = subject.invoke(example, spec.call_timeout / 10, watch=ran)
         if not outcome.exhausted:
             trials.append(Trial(subject, example, outcome, ran))
     subject.hangs = 0
@@ -264,8 +262,7 @@ def _states(trial: Trial, survivor: SurvivorSpec, spec: ProbeSpec) -> str | None
     not return (a change made before an exception that both raise is no evidence of
     equivalence)."""
     states = States(survivor.path, survivor.first_line, survivor.last_line)
-    with watching(states):
-        outcome = trial.subject.invoke(trial.example, spec.call_timeout)
+    outcome = trial.subject.invoke(trial.example, spec.call_timeout, watch=states)
     if outcome.kind != "returned":
         return None
     return hashlib.blake2b(repr(states.records).encode(), digest_size=16).hexdigest()
