@@ -71,7 +71,8 @@ _NOTHING = object()
 
 
 def _draw(strategy: st.SearchStrategy[Any], data: Any) -> Any:
-    """(input,) or `_NOTHING` where the strategy rejected the draw or it ran too long."""
+    """(input,) or `_NOTHING` where the strategy rejected the draw or the input took
+    more choices than `MAX_CHOICES`."""
     from hypothesis.control import BuildContext
 
     try:
