@@ -25,6 +25,7 @@ from auditor.cli import cli
 from auditor.containment import pids
 from auditor.containment.isolation import choose
 from auditor.errors import ExitCode
+from auditor.probes.calls import Subject
 from auditor.probes.protocol import ProbeSpec, TargetSpec
 from auditor.report import Mutant
 from auditor.stages import STAGES
@@ -479,3 +480,11 @@ def target_spec(key: str, path: str, module: str, line: int = 1) -> TargetSpec:
         doc_literals=[],
         observed=[],
     )
+
+
+def subject_of(module: tuple[str, Path], qualname: str, kind: str = "function") -> Subject:
+    """The function `qualname` of a `source_module` (name, path), callable as a probe
+    calls it."""
+    name, path = module
+    target = target_spec(f"{path.name}::{qualname}", str(path.resolve()), name)
+    return Subject(dataclasses.replace(target, kind=kind), {str(path.resolve())})

@@ -7,11 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
-from auditor.probes.calls import Subject
 from auditor.probes.reach import FileLines
-from tests.conftest import source_module, target_spec
+from tests.conftest import subject_of
 
 SOURCE = """
 class Box:
@@ -32,27 +29,13 @@ def grow(items: list) -> int:
 """
 
 
-@pytest.fixture
-def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    name, path = source_module(SOURCE, tmp_path, monkeypatch)
-    yield name, path
-    sys.modules.pop(name, None)
-
-
-def _subject(module: tuple[str, Path], qualname: str) -> Subject:
-    name, path = module
-    return Subject(
-        target_spec(f"{path.name}::{qualname}", str(path.resolve()), name), {str(path.resolve())}
-    )
-
-
 def _line_of(path: Path, marker: str) -> int:
     lines = path.read_text().splitlines()
     return next(number for number, text in enumerate(lines, 1) if marker in text)
 
 
 def test_a_call_that_changes_its_input_leaves_the_input_as_drawn(module):
-    subject = _subject(module, "grow")
+    subject = subject_of(module, "grow")
     example = {"items": [1, 2]}
     first = subject.invoke(example, timeout=1.0)
     second = subject.invoke(example, timeout=1.0)
@@ -61,7 +44,7 @@ def test_a_call_that_changes_its_input_leaves_the_input_as_drawn(module):
 
 
 def test_an_input_pickle_refuses_is_copied_all_the_same(module):
-    subject = _subject(module, "grow")
+    subject = subject_of(module, "grow")
     unpicklable = lambda: 1  # noqa: E731
     example = {"items": [unpicklable]}
     assert subject.invoke(example, timeout=1.0).value == 2
@@ -70,7 +53,7 @@ def test_an_input_pickle_refuses_is_copied_all_the_same(module):
 
 def test_the_watch_sees_the_lines_of_the_call_and_not_those_of_the_copy(module):
     name, path = module
-    subject = _subject(module, "take_first")
+    subject = subject_of(module, "take_first")
     box = sys.modules[name].Box([5, 6])
     watch = FileLines(str(path))
     assert subject.invoke({"box": box}, timeout=1.0, watch=watch).value == 5

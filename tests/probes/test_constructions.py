@@ -4,14 +4,11 @@ the class resolves to count (a subclass's `__init__` calls its base's with other
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 from auditor.probes.calls import Subject, constructor_arguments
-from tests.conftest import source_module, target_spec
+from tests.conftest import target_spec
 
 SOURCE = """
 class Base:
@@ -61,13 +58,6 @@ def test_a_positional_only_argument_is_passed_by_position():
 def test_recorded_star_arguments_are_spread_and_what_comes_before_goes_by_position():
     arguments = {"first": 0, "rest": (1, 2), "options": {"flag": True}}
     assert constructor_arguments(Spread, arguments) == ([0, 1, 2], {"flag": True})
-
-
-@pytest.fixture
-def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    name, path = source_module(SOURCE, tmp_path, monkeypatch)
-    yield name, path
-    sys.modules.pop(name, None)
 
 
 LENGTH_CALLS = {

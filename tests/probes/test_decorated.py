@@ -5,16 +5,12 @@ could be made (an abstract method)."""
 
 from __future__ import annotations
 
-import sys
-from dataclasses import replace
-from pathlib import Path
-
 import pytest
 
-from auditor.probes.calls import NotProbeable, Subject
+from auditor.probes.calls import NotProbeable
 from auditor.probes.search import NOTHING_DRAWN, probe_function
 from auditor.probes.targets import find_targets
-from tests.conftest import probe_spec, source_module, target_spec
+from tests.conftest import probe_spec, subject_of
 
 SOURCE = """
 import abc
@@ -45,19 +41,6 @@ class Rule(abc.ABC):
 """
 
 
-@pytest.fixture
-def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    name, path = source_module(SOURCE, tmp_path, monkeypatch)
-    yield name, path
-    sys.modules.pop(name, None)
-
-
-def _subject(module: tuple[str, Path], qualname: str, kind: str = "function") -> Subject:
-    name, path = module
-    target = target_spec(f"{path.name}::{qualname}", str(path.resolve()), name)
-    return Subject(replace(target, kind=kind), {str(path.resolve())})
-
-
 def test_functions_behind_any_decorator_are_targets(module):
     name, path = module
     found = {target.qualname for target in find_targets(path, path.name, name)}
@@ -65,7 +48,7 @@ def test_functions_behind_any_decorator_are_targets(module):
 
 
 def test_a_wrapped_function_is_called_through_its_decorator(module):
-    subject = _subject(module, "is_even")
+    subject = subject_of(module, "is_even")
     assert [param.name for param in subject.params] == ["n"]
     assert subject.invoke({"n": 3}, timeout=1.0).value == "rejected"
     assert subject.invoke({"n": 4}, timeout=1.0).value is True
@@ -73,11 +56,11 @@ def test_a_wrapped_function_is_called_through_its_decorator(module):
 
 def test_a_function_its_decorator_replaces_unsaid_is_not_probeable(module):
     with pytest.raises(NotProbeable, match="replaced by its decorator's wrapper"):
-        _subject(module, "is_odd")
+        subject_of(module, "is_odd")
 
 
 def test_a_method_no_instance_can_be_built_for_is_not_probeable_rather_than_probed(module):
     # An abstract class refuses every instance drawn: no input at all, which the
     # report called "probed" on 0 inputs.
-    probe = probe_function(_subject(module, "Rule.__call__", kind="method"), probe_spec()).probe
+    probe = probe_function(subject_of(module, "Rule.__call__", kind="method"), probe_spec()).probe
     assert (probe.status, probe.reason, probe.examples) == ("not probeable", NOTHING_DRAWN, 0)

@@ -5,10 +5,7 @@ what the original does."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-
-import pytest
 
 from auditor.mutation.protocol import Job, text_digest
 from auditor.mutation.readers import ReadIndex
@@ -18,7 +15,7 @@ from auditor.probes.protocol import Reads, SurvivorSpec
 from auditor.probes.stage import _search_through, _survivors
 from auditor.probes.witness import witnesses_for_group
 from auditor.report import BaselineSection, MutationSection, Witness
-from tests.conftest import a_mutant, probe_spec, source_module, target_spec
+from tests.conftest import a_mutant, probe_spec, target_spec
 
 SOURCE = """\
 class Prices:
@@ -34,13 +31,6 @@ def price(kind: str) -> int:
 def describe(text: str) -> str:
     return text.strip()
 """
-
-
-@pytest.fixture
-def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    name, path = source_module(SOURCE, tmp_path, monkeypatch)
-    yield name, path
-    sys.modules.pop(name, None)
 
 
 def _survivor(module: tuple[str, Path], line: int, original: str, replacement: str):

@@ -5,14 +5,11 @@ tests passed it dozens of strings)."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 from auditor.probes.calls import Subject
-from tests.conftest import source_module, target_spec
+from tests.conftest import target_spec
 
 SOURCE = """
 import typing
@@ -31,13 +28,6 @@ def pick(key, holder=None):
 """
 
 UNREBUILDABLE = ("<Holder object>", "{module}.Holder")
-
-
-@pytest.fixture
-def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    name, path = source_module(SOURCE, tmp_path, monkeypatch)
-    yield name, path
-    sys.modules.pop(name, None)
 
 
 def _subject(module: tuple[str, Path], observed: list[dict], function: str = "pick") -> Subject:

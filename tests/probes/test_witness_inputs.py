@@ -29,7 +29,7 @@ from auditor.probes.witness import (
     witnesses_for_group,
 )
 from auditor.report import Witness
-from tests.conftest import probe_spec, source_module, target_spec
+from tests.conftest import probe_spec, subject_of
 
 SOURCE = """
 import time
@@ -79,25 +79,12 @@ def reserve(n: int) -> list[int]:
 """
 
 
-@pytest.fixture
-def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    name, path = source_module(SOURCE, tmp_path, monkeypatch)
-    yield name, path
-    sys.modules.pop(name, None)
-
-
-def _subject(module: tuple[str, Path], qualname: str) -> Subject:
-    name, path = module
-    target = target_spec(f"{path.name}::{qualname}", str(path.resolve()), name)
-    return Subject(target, {str(path.resolve())})
-
-
 def _spec(examples: int = 40, call_timeout: float = 0.5) -> ProbeSpec:
     return probe_spec(max_examples=examples, witness_examples=examples, call_timeout=call_timeout)
 
 
 def test_the_inputs_handed_back_are_the_ones_generation_gives(module):
-    subject = _subject(module, "scale")
+    subject = subject_of(module, "scale")
     handed_back = _unpickled(
         wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec(), 40))).pickled
     )
@@ -107,7 +94,7 @@ def test_the_inputs_handed_back_are_the_ones_generation_gives(module):
 
 
 def test_trials_on_handed_back_inputs_equal_trials_on_fresh_ones(module):
-    subject = _subject(module, "scale")
+    subject = subject_of(module, "scale")
     handed_back = _unpickled(_tried_inputs(subject, _spec(), 40).pickled)
     again = trials_for(subject, _spec(), handed_back)
     fresh = trials_for(subject, _spec(), examples_for(subject, _spec().witness_examples))
@@ -118,21 +105,21 @@ def test_trials_on_handed_back_inputs_equal_trials_on_fresh_ones(module):
 
 def test_inputs_on_which_the_original_hangs_are_no_trials(module):
     # Every later input is still tried: a witness needs an input a test can call.
-    subject = _subject(module, "settle")
+    subject = subject_of(module, "settle")
     given = [{"n": n} for n in (5, 500, 7, 900, 3, 1000, 9)]
     trials = trials_for(subject, _spec(call_timeout=0.05), given)
     assert [trial.example["n"] for trial in trials] == [5, 7, 3, 9]
 
 
 def test_inputs_on_which_the_original_runs_out_of_memory_are_no_trials(module):
-    subject = _subject(module, "reserve")
+    subject = subject_of(module, "reserve")
     given = [{"n": n} for n in (5, 500, 7)]
     assert [trial.example["n"] for trial in trials_for(subject, _spec(), given)] == [5, 7]
 
 
 def test_inputs_on_which_the_original_is_slow_are_no_trials(module):
     # 30 ms against a call timeout of 100 ms: a mutant's hang could be load.
-    subject = _subject(module, "crawl")
+    subject = subject_of(module, "crawl")
     given = [{"n": n} for n in (5, 500, 7)]
     trials = trials_for(subject, _spec(call_timeout=0.1), given)
     assert [trial.example["n"] for trial in trials] == [5, 7]
@@ -141,7 +128,7 @@ def test_inputs_on_which_the_original_is_slow_are_no_trials(module):
 def test_unpicklable_inputs_generated_again_leave_out_those_the_original_hangs_on(
     module, monkeypatch
 ):
-    subject = _subject(module, "settle_holding")
+    subject = subject_of(module, "settle_holding")
     numbers = st.builds(lambda n: {"n": n, "lock": threading.Lock()}, st.integers())
     monkeypatch.setattr(subject, "strategy", numbers)
     inputs = _tried_inputs(subject, _spec(call_timeout=0.02), 40)
@@ -152,7 +139,7 @@ def test_unpicklable_inputs_generated_again_leave_out_those_the_original_hangs_o
 
 
 def test_the_inputs_handed_back_leave_out_those_the_original_hangs_on(module):
-    subject = _subject(module, "settle")
+    subject = subject_of(module, "settle")
     handed_back = _unpickled(_tried_inputs(subject, _spec(call_timeout=0.02), 40).pickled)
     generated = examples_for(subject, 40)
     assert handed_back == [example for example in generated if example["n"] <= 100]
@@ -165,7 +152,7 @@ PLAIN_DATA = (type(None), bool, int, float, str, bytes, list, dict)
 def test_a_parameter_typed_any_is_probed_with_plain_data(module):
     # Hypothesis refuses to build `Any`: every draw was rejected, and the function
     # passed for probed on no input at all.
-    subject = _subject(module, "describe")
+    subject = subject_of(module, "describe")
     examples = examples_for(subject, 40)
     assert len(examples) == 40
     assert {type(example["value"]) for example in examples} <= set(PLAIN_DATA)
@@ -174,11 +161,11 @@ def test_a_parameter_typed_any_is_probed_with_plain_data(module):
 
 def test_a_type_hypothesis_cannot_build_and_no_test_passed_is_not_probeable(module):
     with pytest.raises(NotProbeable, match="no way to generate box"):
-        _subject(module, "unwrap")
+        subject_of(module, "unwrap")
 
 
 def test_a_function_on_which_nothing_could_be_generated_is_not_generated_again(module, monkeypatch):
-    subject = _subject(module, "scale")
+    subject = subject_of(module, "scale")
     draws = []
     monkeypatch.setattr(subject, "strategy", st.integers().filter(lambda n: draws.append(n)))
     inputs = _tried_inputs(subject, _spec(5), 5)
@@ -190,7 +177,7 @@ def test_a_function_on_which_nothing_could_be_generated_is_not_generated_again(m
 def test_inputs_that_cannot_be_pickled_are_generated_again_and_only_the_usable_kept(
     module, monkeypatch
 ):
-    subject = _subject(module, "holds")
+    subject = subject_of(module, "holds")
     locks = st.builds(lambda: {"lock": threading.Lock()})
     monkeypatch.setattr(subject, "strategy", locks)
     inputs = wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec(5), 5)))
@@ -201,7 +188,7 @@ def test_inputs_that_cannot_be_pickled_are_generated_again_and_only_the_usable_k
 
 
 def test_inputs_an_earlier_group_generated_are_not_generated_again(module):
-    subject = _subject(module, "scale")
+    subject = subject_of(module, "scale")
     key = subject.spec.key
     job = Job(id="m", path="swap", file=subject.spec.path, module_name="", tests=[], timeout=1.0)
     # A stale digest: the search stops before running the mutant, after the inputs.
@@ -231,7 +218,7 @@ def _generating(work, budget):
 
 def test_a_survivor_searched_through_two_functions_generates_half_the_inputs_for_each(module):
     # Its search takes the two functions' inputs in turn, `witness_examples` in all.
-    subjects = {s.spec.key: s for s in (_subject(module, "scale"), _subject(module, "refuse"))}
+    subjects = {s.spec.key: s for s in (subject_of(module, "scale"), subject_of(module, "refuse"))}
     survivor = _stale_survivor(subjects[next(iter(subjects))], list(subjects))
     batch = witnesses_for_group([survivor], subjects, _spec(40), {}, _generating, {})
     assert {key: inputs.count for key, inputs in batch.inputs.items()} == dict.fromkeys(
@@ -240,7 +227,7 @@ def test_a_survivor_searched_through_two_functions_generates_half_the_inputs_for
 
 
 def test_a_group_that_needs_another_number_of_inputs_generates_them_again(module):
-    subjects = {s.spec.key: s for s in (_subject(module, "scale"), _subject(module, "refuse"))}
+    subjects = {s.spec.key: s for s in (subject_of(module, "scale"), subject_of(module, "refuse"))}
     scale = next(iter(subjects))
     through_both = _stale_survivor(subjects[scale], list(subjects))
     first = witnesses_for_group([through_both], subjects, _spec(40), {}, _generating, {})
@@ -250,7 +237,7 @@ def test_a_group_that_needs_another_number_of_inputs_generates_them_again(module
 
 
 def test_a_function_searched_alone_and_with_others_has_its_inputs_generated_once(module):
-    subjects = {s.spec.key: s for s in (_subject(module, "scale"), _subject(module, "refuse"))}
+    subjects = {s.spec.key: s for s in (subject_of(module, "scale"), subject_of(module, "refuse"))}
     scale, refuse = subjects
     direct, through_both = input_counts(
         [
@@ -272,7 +259,7 @@ def test_a_function_searched_alone_and_with_others_has_its_inputs_generated_once
 
 
 def test_a_function_whose_inputs_could_not_be_tried_is_not_tried_again(module):
-    subject = _subject(module, "scale")
+    subject = subject_of(module, "scale")
     key = subject.spec.key
     job = Job(id="m", path="swap", file=subject.spec.path, module_name="", tests=[], timeout=1.0)
     survivor = SurvivorSpec(job=job, description="", targets=[key])
@@ -331,7 +318,7 @@ def test_the_probe_process_collects_the_codes_constants_before_it_forks(tmp_path
 
 
 def test_dict_views_drawn_for_an_iterable_are_handed_back_too(module, monkeypatch):
-    subject = _subject(module, "scale")
+    subject = subject_of(module, "scale")
     drawn = {"values": {"a": 1, "b": 2}.values(), "keys": {3: 0}.keys(), "items": {4: 5}.items()}
     monkeypatch.setattr(subject, "strategy", st.just(drawn))
     handed_back = _unpickled(_tried_inputs(subject, _spec(5), 5).pickled)
@@ -343,7 +330,7 @@ def test_dict_views_drawn_for_an_iterable_are_handed_back_too(module, monkeypatc
 
 
 def test_memoryviews_drawn_for_a_sized_argument_are_handed_back_too(module, monkeypatch):
-    subject = _subject(module, "scale")
+    subject = subject_of(module, "scale")
     drawn = {
         "bytes": memoryview(b"ab"),
         "writable": memoryview(bytearray(b"cd")),
@@ -373,7 +360,7 @@ def _search_once(module, qualname: str, first_line: int) -> tuple[Witness, int]:
     """The witness of a swap-path survivor of `qualname` changing `first_line`, and how
     many pieces of work were forked. Its digest is stale: a search that goes as far as
     applying the mutant stops there, "not probeable"."""
-    subject = _subject(module, qualname)
+    subject = subject_of(module, qualname)
     key = subject.spec.key
     job = Job(id="m", path="swap", file=subject.spec.path, module_name="", tests=[], timeout=1.0)
     survivor = SurvivorSpec(
