@@ -1,13 +1,14 @@
 """A copy of a probe's input for each call, which the call may change and no other call
 sees.
 
-The copy goes through pickle: a round trip in C, 3-20 times faster than `copy.deepcopy`
-in a probe process, where the guard's audit hook sees the `builtins.id` event that
-`deepcopy` raises for every object it copies. What `deepcopy` keeps as it is (classes,
-functions, enum members) the copy keeps too: pickle would look a class up by its name
-and an enum member by its value, which differ where a mutant ran its module again, and
-it refuses a lambda, which Hypothesis draws for every callable parameter. An input
-pickle refuses all the same is copied by `deepcopy`, or not at all when that fails too.
+The copy goes through pickle: a round trip in C, where `copy.deepcopy` is Python and, in
+a probe process, raises a `builtins.id` event for every object it copies, which the
+guard's audit hook sees (docs/performance.md has the figures). What `deepcopy` keeps as
+it is (classes, functions, enum members) the copy keeps too: pickle would look a class
+up by its name and an enum member by its value, which differ where a mutant ran its
+module again, and it refuses a lambda, which Hypothesis draws for every callable
+parameter. An input pickle refuses all the same is copied by `deepcopy`, or not at all
+when that fails too.
 """
 
 from __future__ import annotations
