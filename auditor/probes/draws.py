@@ -1,16 +1,17 @@
-"""A function's inputs for the witness searches, drawn straight from its strategy.
+"""A function's inputs for the probes' searches, drawn straight from its strategy, and
+the shrinking of the one a search wanted.
 
-A witness search needs a few hundred distinct inputs and keeps every one of them.
-Hypothesis's `find` is built to look for one input that satisfies a condition: the tree
-of everything it tried, the mutations of earlier inputs and its per-call bookkeeping
-cost one to three times the drawing itself, and were about half of a fixture's probe
-stage. Here each input is drawn on its own from one seeded random source: the same
-inputs every run, the simplest first, without repeats; a run for fewer inputs gives the
-first ones of a run for more.
+Hypothesis's `find` keeps a tree of everything it tried, mutates earlier inputs and does
+per-call bookkeeping that costs one to three times the drawing itself: about half of a
+fixture's probe stage, and most of a search that finds nothing. Here each input is drawn
+on its own from one seeded random source: the same inputs every run, the simplest first,
+without repeats; a run for fewer inputs gives the first ones of a run for more. Only an
+input a search wanted goes to Hypothesis's shrinker, which makes it minimal.
 
-There is no public API for drawing outside a test, so this uses two of Hypothesis's
-internals (`ConjectureData`, `BuildContext`); where they are not as known here (a
-Hypothesis before 6.134, or one that changed them), `find` makes the inputs as before.
+There is no public API for drawing or shrinking outside a test, so this uses some of
+Hypothesis's internals (`ConjectureData`, `BuildContext`, `ConjectureRunner`); where
+they are not as known here (a Hypothesis before 6.134, or one that changed them), `find`
+makes the inputs as before.
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import random
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from hypothesis import find
+from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample, StopTest, Unsatisfiable, UnsatisfiedAssumption
-
-from auditor.probes.search import search_settings
 
 SEED = 0
 MAX_CHOICES = 8 * 1024
@@ -33,18 +33,37 @@ MISSES = 100
 """Draws in a row that give nothing new after which there is nothing more to draw."""
 
 
+def search_settings(examples: int, shrink: bool) -> settings:
+    """Deterministic (derandomized, no example database in the user's tree), no
+    deadline (the call timeout bounds a call), no health checks (a probe is not a test)."""
+    phases = (Phase.explicit, Phase.generate) + ((Phase.shrink,) if shrink else ())
+    return settings(
+        database=None,
+        derandomize=True,
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        phases=phases,
+    )
+
+
 def drawn(strategy: st.SearchStrategy[Any], count: int) -> list[Any]:
-    """Up to `count` distinct inputs of `strategy`, the simplest first.
+    """Up to `count` distinct inputs of `strategy`, the simplest first."""
+    if not internals_known():
+        return _found(strategy, count)
+    return [value for value, _ in draws(strategy, count)]
+
+
+def draws(strategy: st.SearchStrategy[Any], count: int) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+    """Up to `count` distinct inputs of `strategy`, each with the choices that made it,
+    the simplest first; one at a time, so that a search can stop at the one it wants.
 
     Drawing stops after `MISSES` draws in a row gave nothing new (the strategy has fewer
     distinct inputs, or rejects nearly all), or after ten draws per input asked for."""
-    if not internals_known():
-        return _found(strategy, count)
     source = random.Random(SEED)
-    inputs: list[Any] = []
     seen: set[tuple[Any, ...]] = set()
-    attempts = misses = 0
-    while len(inputs) < count and misses < MISSES and attempts < 10 * count:
+    made = attempts = misses = 0
+    while made < count and misses < MISSES and attempts < 10 * count:
         data = _simplest() if attempts == 0 else _random_data(source)
         attempts += 1
         drawn_input = _draw(strategy, data)
@@ -53,9 +72,95 @@ def drawn(strategy: st.SearchStrategy[Any], count: int) -> list[Any]:
             misses += 1
             continue
         seen.add(key)
-        inputs.append(drawn_input[0])
+        made += 1
         misses = 0
-    return inputs
+        yield drawn_input[0], tuple(data.choices)
+
+
+class Drawn:
+    """The inputs `draws` gives, kept as they come: the searches through one function
+    go through the same inputs, drawn once."""
+
+    def __init__(self, strategy: st.SearchStrategy[Any], count: int) -> None:
+        self.strategy = strategy
+        self.count = count
+        self._made: list[tuple[Any, tuple[Any, ...]]] = []
+        self._source = draws(strategy, count)
+
+    def __iter__(self) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+        place = 0
+        while place < len(self._made) or self._draw_one():
+            yield self._made[place]
+            place += 1
+
+    def _draw_one(self) -> bool:
+        made = next(self._source, None)
+        if made is not None:
+            self._made.append(made)
+        return made is not None
+
+
+def satisfying(inputs: Drawn, condition: Callable[[Any], bool]) -> Iterator[Any]:
+    """Each input, in order, that satisfies `condition`, shrunk to a minimal one that
+    does. `condition` may change once one is given (a crash search wants a crash it has
+    not reported yet): the same input is asked about again before the next.
+
+    Without the internals, each is the input `find` gives."""
+    if not internals_known():
+        yield from _found_each(inputs, condition)
+        return
+    for value, choices in inputs:
+        while condition(value):
+            yield shrunk(inputs.strategy, choices, condition, value)
+
+
+def first(inputs: Drawn, condition: Callable[[Any], bool]) -> tuple[Any] | None:
+    """(input,): the first input that satisfies `condition`, shrunk; None where none of
+    them does."""
+    for found in satisfying(inputs, condition):
+        return (found,)
+    return None
+
+
+def shrunk(
+    strategy: st.SearchStrategy[Any],
+    choices: tuple[Any, ...],
+    condition: Callable[[Any], bool],
+    value: Any,
+) -> Any:
+    """The smallest input Hypothesis's shrinker finds that still satisfies `condition`,
+    starting from `value`, made by `choices`; `value` itself where it no longer does (a
+    call that hung once may return the next time)."""
+    from hypothesis.internal.conjecture.data import ConjectureData, Status
+    from hypothesis.internal.conjecture.engine import ConjectureRunner, RunIsComplete
+
+    def test(data: Any) -> None:
+        drawn_input = _draw(strategy, data)
+        if drawn_input is not _NOTHING and condition(drawn_input[0]):
+            data.mark_interesting(_origin())
+
+    runner = ConjectureRunner(test, settings=search_settings(1, shrink=True))
+    # The engine ends a run by raising: at its limit on shrinks, or once the strategy
+    # has nothing left to draw; what it kept so far stands.
+    with contextlib.suppress(RunIsComplete):
+        runner.cached_test_function(choices)
+    if not _kept(runner):
+        return value
+    (start,) = _kept(runner).values()
+    shrinker = runner.new_shrinker(start, lambda data: data.status == Status.INTERESTING)
+    with contextlib.suppress(RunIsComplete):
+        shrinker.shrink()
+    # The engine keeps the smallest it saw, where the shrinker may not have taken it yet.
+    (best,) = _kept(runner).values()
+    smallest = _draw(strategy, ConjectureData.for_choices(best.choices))
+    return value if smallest is _NOTHING else smallest[0]
+
+
+def _kept(runner: Any) -> dict[Any, Any]:
+    """The inputs the engine kept as interesting, by origin (an attribute later versions
+    renamed)."""
+    kept = getattr(runner, "interesting_test_cases", None)
+    return runner.interesting_examples if kept is None else kept
 
 
 def _key(value: Any, data: Any) -> tuple[Any, ...]:
@@ -82,6 +187,17 @@ def _draw(strategy: st.SearchStrategy[Any], data: Any) -> Any:
         return _NOTHING
 
 
+class _Wanted(Exception):
+    """What the shrinker is told made an input interesting: the search wanted it."""
+
+
+@functools.cache
+def _origin() -> Any:
+    from hypothesis.internal.escalation import InterestingOrigin
+
+    return InterestingOrigin.from_exception(_Wanted())
+
+
 def _no_test() -> None:
     """What `BuildContext` names as the test its data is drawn for: there is none."""
 
@@ -101,12 +217,14 @@ def _random_data(source: random.Random) -> Any:
 
 @functools.cache
 def internals_known() -> bool:
-    """Whether this Hypothesis has the internals `drawn` uses, as it uses them."""
+    """Whether this Hypothesis has the internals `drawn` and `first` use, as they use
+    them: a draw records its choices, and the shrinker takes 1,000 down to 10."""
     try:
         data = _random_data(random.Random(SEED))
         _draw(st.booleans(), data)
         _draw(st.booleans(), _simplest())
-        return bool(tuple(data.choices))
+        made = tuple(data.choices)
+        return bool(made) and shrunk(st.integers(), (1000,), lambda n: n >= 10, 1000) == 10
     except Exception:  # another Hypothesis, other internals: `find` works there
         return False
 
@@ -122,3 +240,25 @@ def _found(strategy: st.SearchStrategy[Any], count: int) -> list[Any]:
     with contextlib.suppress(NoSuchExample, Unsatisfiable):
         find(strategy, keep, settings=search_settings(count, shrink=False))
     return inputs
+
+
+def _found_each(inputs: Drawn, condition: Callable[[Any], bool]) -> Iterator[Any]:
+    """`satisfying` through `find`, for a Hypothesis whose internals are not known: each
+    search starts from the beginning, and the condition tells the next from the last."""
+    while True:
+        satisfied: list[Any] = []
+
+        def kept(value: Any, satisfied: list[Any] = satisfied) -> bool:
+            if condition(value):
+                satisfied[:] = [value]
+                return True
+            return False
+
+        try:
+            yield find(inputs.strategy, kept, settings=search_settings(inputs.count, shrink=True))
+        except (NoSuchExample, Unsatisfiable):
+            return
+        except Exception:  # Flaky: the input behaved differently on a rerun (a hang, memory)
+            if not satisfied:
+                return
+            yield satisfied[0]

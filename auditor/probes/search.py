@@ -1,18 +1,17 @@
 """The probes of one function, run inside a forked child of the probe process: the crash
 probe, untested error paths and edge classes never tried (witnesses: `witness.py`).
 
-Every search is Hypothesis's `find`: derandomized, no database, bounded examples, and
-the shrinker turns the first input found into a minimal one."""
+Every search draws up to `max_examples` inputs (`draws.first`): the same every run, the
+simplest first; Hypothesis's shrinker turns the first input that satisfies it into a
+minimal one."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, find, settings
-from hypothesis.errors import NoSuchExample, Unsatisfiable
-
 from auditor.probes.calls import MAX_HANGS, Example, Subject
+from auditor.probes.draws import Drawn, first, satisfying
 from auditor.probes.edges import classes_of
 from auditor.probes.outcomes import Outcome
 from auditor.probes.protocol import FunctionResult, ProbeSpec
@@ -28,45 +27,12 @@ class _Counter:
         self.examples = 0
 
 
-def search_settings(examples: int, shrink: bool) -> settings:
-    """Deterministic (derandomized, no example database in the user's tree), no
-    deadline (the call timeout bounds a call), no health checks (a probe is not a test)."""
-    phases = (Phase.explicit, Phase.generate) + ((Phase.shrink,) if shrink else ())
-    return settings(
-        database=None,
-        derandomize=True,
-        max_examples=examples,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        phases=phases,
-    )
-
-
-def _search(
-    subject: Subject,
-    condition: Callable[[Example], bool],
-    examples: int,
-    counter: _Counter,
-) -> Example | None:
-    satisfied: list[Example] = []
-
+def _counted(condition: Callable[[Example], bool], counter: _Counter) -> Callable[[Example], bool]:
     def counted(example: Example) -> bool:
         counter.examples += 1
-        if condition(example):
-            satisfied[:] = [example]
-            return True
-        return False
+        return condition(example)
 
-    try:
-        return find(
-            subject.strategy,
-            counted,
-            settings=search_settings(examples, shrink=True),
-        )
-    except (NoSuchExample, Unsatisfiable):
-        return None
-    except Exception:  # Flaky: the input behaved differently on a rerun (a hang, memory)
-        return satisfied[0] if satisfied else None
+    return counted
 
 
 def _relative(spec: ProbeSpec, path: str) -> str:
@@ -83,8 +49,9 @@ def _suggest(subject: Subject, example: Example, outcome: Outcome, tag: str, doc
 
 def probe_function(subject: Subject, spec: ProbeSpec) -> FunctionResult:
     counter = _Counter()
-    findings = _crashes(subject, spec, counter)
-    findings += _error_paths(subject, spec, counter)
+    inputs = Drawn(subject.strategy, spec.max_examples)
+    findings = _crashes(subject, spec, inputs, counter)
+    findings += _error_paths(subject, spec, inputs, counter)
     findings += _untried_edges(subject, spec, counter)
     target = subject.spec
     probe = FunctionProbe(
@@ -143,47 +110,52 @@ def _crashes_the_tests_make(
     return made
 
 
-def _crashes(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[ProbeFinding]:
+def _crashes(
+    subject: Subject, spec: ProbeSpec, inputs: Drawn, counter: _Counter
+) -> list[ProbeFinding]:
     seen = _crashes_the_tests_make(subject, spec, counter)
-    findings = []
-    for _ in range(MAX_CRASHES):
-        last: list[Outcome] = []
+    last: list[Outcome] = []
 
-        def new_crash(example: Example, last: list[Outcome] = last) -> bool:
-            outcome = subject.invoke(example, spec.call_timeout)
-            found = outcome.crash and outcome.signature() not in seen
-            if found:
-                last[:] = [outcome]  # the shrinker only accepts smaller crashes
-            return found
+    def new_crash(example: Example) -> bool:
+        outcome = subject.invoke(example, spec.call_timeout)
+        found = outcome.crash and outcome.signature() not in seen
+        if found:
+            last[:] = [outcome]  # the shrinker only accepts smaller crashes
+        return found
 
-        example = _search(subject, new_crash, spec.max_examples, counter)
-        if example is None or not last:
-            break
+    findings: list[ProbeFinding] = []
+    for example in satisfying(inputs, _counted(new_crash, counter)):
         outcome = last[0]
         seen.add(outcome.signature())
-        file, line = outcome.where
-        if outcome.kind == "hung":
-            message = f"hangs: no return within {spec.call_timeout:g}s"
-        else:
-            place = f"{_relative(spec, file)}:{line}" if file else "inside the call"
-            message = f"{type(outcome.error).__name__} at {place}"
-        doc = f"Found by audit: {subject.call_text(example)[:120]} {outcome.describe()[:80]}."
-        doc = doc.replace('"""', "'''").replace("\\", "\\\\")
-        suggested = _suggest(subject, example, outcome, f"crash {message}", doc)
+        findings.append(_crash_finding(subject, spec, example, outcome))
         if outcome.kind == "hung":
             subject.hangs = MAX_HANGS  # one hang reported; no more calls that may hang
-        findings.append(
-            _finding(
-                subject,
-                example,
-                outcome,
-                kind="unhandled_crash",
-                line=line or subject.spec.line,
-                message=message,
-                suggested=suggested,
-            )
-        )
+        if len(findings) == MAX_CRASHES:
+            break
     return findings
+
+
+def _crash_finding(
+    subject: Subject, spec: ProbeSpec, example: Example, outcome: Outcome
+) -> ProbeFinding:
+    file, line = outcome.where
+    if outcome.kind == "hung":
+        message = f"hangs: no return within {spec.call_timeout:g}s"
+    else:
+        place = f"{_relative(spec, file)}:{line}" if file else "inside the call"
+        message = f"{type(outcome.error).__name__} at {place}"
+    doc = f"Found by audit: {subject.call_text(example)[:120]} {outcome.describe()[:80]}."
+    doc = doc.replace('"""', "'''").replace("\\", "\\\\")
+    suggested = _suggest(subject, example, outcome, f"crash {message}", doc)
+    return _finding(
+        subject,
+        example,
+        outcome,
+        kind="unhandled_crash",
+        line=line or subject.spec.line,
+        message=message,
+        suggested=suggested,
+    )
 
 
 def _exception_names(subject: Subject, name: str) -> set[str]:
@@ -197,7 +169,9 @@ def _exception_names(subject: Subject, name: str) -> set[str]:
     return found - {"Exception", "BaseException", "object"}
 
 
-def _error_paths(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[ProbeFinding]:
+def _error_paths(
+    subject: Subject, spec: ProbeSpec, inputs: Drawn, counter: _Counter
+) -> list[ProbeFinding]:
     findings = []
     expected = set(spec.expected_exceptions)
     for line, name, written in subject.spec.raises:
@@ -213,11 +187,11 @@ def _error_paths(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[P
             outcome = subject.invoke(example, spec.call_timeout)
             return outcome.kind == "raised" and outcome.where == (subject.spec.path, line)
 
-        example = _search(subject, reaches, spec.max_examples, counter)
+        found = first(inputs, _counted(reaches, counter))
         short = name.rsplit(".", 1)[-1] if name else written
         why = "no passing test reaches it" if unreached else f"no test expects {short}"
         message = f"`raise {short}`: {why}"
-        if example is None:
+        if found is None:
             findings.append(
                 ProbeFinding(
                     kind="untested_error_path",
@@ -230,6 +204,7 @@ def _error_paths(subject: Subject, spec: ProbeSpec, counter: _Counter) -> list[P
                 )
             )
             continue
+        example = found[0]
         outcome = subject.invoke(example, spec.call_timeout)
         doc = f"The error path at line {line} ({short}), found by audit."
         suggested = _suggest(subject, example, outcome, f"raise {line}", doc)

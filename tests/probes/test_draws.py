@@ -1,5 +1,6 @@
-"""A witness search's inputs are drawn straight from the strategy: the same every run,
-the simplest first, none twice, and a run for fewer gives the first of a run for more."""
+"""A search's inputs are drawn straight from the strategy: the same every run, the
+simplest first, none twice, and a run for fewer gives the first of a run for more. The
+input a search wanted is shrunk to a minimal one that it still wants."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 from hypothesis import strategies as st
 
 from auditor.probes import draws
-from auditor.probes.draws import MISSES, drawn
+from auditor.probes.draws import MISSES, Drawn, drawn, first, satisfying
 
 PAIRS = st.tuples(st.integers(), st.text(), st.lists(st.booleans()))
 
@@ -74,6 +75,97 @@ def test_without_the_internals_hypothesis_s_engine_makes_the_inputs(
 
     assert sorted(inputs) == list(range(21))
     assert inputs[0] == 0
+
+
+def test_a_search_gives_the_smallest_input_it_wants():
+    assert first(Drawn(st.integers(), 300), lambda n: n >= 1000) == (1000,)
+
+
+def test_a_search_shrinks_every_part_of_the_input():
+    found = first(Drawn(PAIRS, 300), lambda pair: pair[0] > 5 and len(pair[2]) > 2)
+
+    assert found == ((6, "", [False, False, False]),)
+
+
+def test_a_search_among_few_inputs_gives_the_smallest_it_wants():
+    # The engine ends its run once it has tried all three, before its shrinker takes
+    # the last one it tried.
+    assert first(Drawn(st.sampled_from("abc"), 300), lambda letter: letter > "a") == ("b",)
+
+
+def test_a_search_that_wants_no_input_asks_about_each_once_and_finds_none():
+    asked = []
+
+    assert first(Drawn(st.integers(), 300), lambda n: asked.append(n) and False) is None
+    assert len(asked) == 300 and len(set(asked)) == 300
+
+
+def test_a_search_stops_drawing_at_the_first_input_it_wants():
+    asked = []
+
+    first(Drawn(st.integers(0, 10**6), 300), lambda n: asked.append(n) or n > 10)
+
+    # The simplest input, 0, is not wanted; the next drawn is, and the rest is shrinking
+    # it: no input the shrinker tries is larger than the one it started from.
+    assert asked[0] == 0 and asked[1] > 10
+    assert all(n <= asked[1] for n in asked[2:])
+
+
+def test_an_input_wanted_once_and_not_again_is_given_as_it_was_found():
+    # A call that hung once may return on the next: the shrinker has nothing to start from.
+    answers = iter([False, True])
+
+    found = first(Drawn(st.integers(0, 10**6), 300), lambda n: next(answers, False))
+
+    assert found is not None and found[0] > 0
+
+
+def test_inputs_drawn_once_serve_every_search_that_goes_through_them(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    made = []
+    monkeypatch.setattr(draws, "_random_data", _counting(draws._random_data, made))
+    inputs = Drawn(PAIRS, 50)
+
+    first_pass = list(inputs)
+    drawn_for_it = len(made)
+
+    assert list(inputs) == first_pass and len(made) == drawn_for_it
+    assert [value for value, _ in first_pass] == drawn(PAIRS, 50)
+
+
+def test_each_input_given_is_the_smallest_the_condition_wants_at_that_moment():
+    given: list[int] = []
+
+    for n in satisfying(Drawn(st.integers(0, 10**6), 300), lambda n: n >= 10 and n not in given):
+        given.append(n)
+        if len(given) == 3:
+            break
+
+    assert given == [10, 11, 12]
+
+
+def test_without_the_internals_hypothesis_s_engine_gives_each_input(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    monkeypatch.setattr(draws, "internals_known", lambda: False)
+    given: list[int] = []
+
+    for n in satisfying(Drawn(st.integers(0, 10**6), 300), lambda n: n >= 10 and n not in given):
+        given.append(n)
+        if len(given) == 3:
+            break
+
+    assert given == [10, 11, 12]
+
+
+def test_without_the_internals_hypothesis_s_engine_finds_the_smallest_input(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    monkeypatch.setattr(draws, "internals_known", lambda: False)
+
+    assert first(Drawn(st.integers(), 300), lambda n: n >= 1000) == (1000,)
+    assert first(Drawn(st.integers(), 300), lambda n: False) is None
 
 
 def _counting(make, made: list):

@@ -15,7 +15,7 @@ from hypothesis.errors import NoSuchExample
 
 from auditor.probes import child, strategies
 from auditor.probes.child import _run_forked
-from auditor.probes.search import search_settings
+from auditor.probes.draws import search_settings
 from auditor.probes.strategies import items_of, tolerant
 
 LONGEST_WALK = 10**8
