@@ -233,6 +233,11 @@ def main(spec_path: str) -> int:
     from auditor.mutation import swap  # noqa: F401
     from auditor.probes import calls, search, strategies, witness  # noqa: F401
 
+    if spec.survivors:
+        # A witness's test that expects an exception imports pytest, and each runs in a
+        # fork of its own: imported here once, not in every fork.
+        import pytest  # noqa: F401
+
     if spec.guard:
         guard.install(spec.allowed_roots, lambda blocked: None, [spec.root])
     strategies.register_types()  # before any strategy is built
