@@ -135,28 +135,25 @@ def test_inputs_drawn_once_serve_every_search_that_goes_through_them(
 
 
 def test_each_input_given_is_the_smallest_the_condition_wants_at_that_moment():
-    given: list[int] = []
-
-    for n in satisfying(Drawn(st.integers(0, 10**6), 300), lambda n: n >= 10 and n not in given):
-        given.append(n)
-        if len(given) == 3:
-            break
-
-    assert given == [10, 11, 12]
+    assert _first_three_given() == [10, 11, 12]
 
 
 def test_without_the_internals_hypothesis_s_engine_gives_each_input(
     monkeypatch: pytest.MonkeyPatch,
 ):
     monkeypatch.setattr(draws, "internals_known", lambda: False)
-    given: list[int] = []
 
+    assert _first_three_given() == [10, 11, 12]
+
+
+def _first_three_given() -> list[int]:
+    """What a search that wants an integer of 10 or more it has not been given yet gives."""
+    given: list[int] = []
     for n in satisfying(Drawn(st.integers(0, 10**6), 300), lambda n: n >= 10 and n not in given):
         given.append(n)
         if len(given) == 3:
             break
-
-    assert given == [10, 11, 12]
+    return given
 
 
 def test_without_the_internals_hypothesis_s_engine_finds_the_smallest_input(
