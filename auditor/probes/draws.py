@@ -223,8 +223,10 @@ def internals_known() -> bool:
         data = _random_data(random.Random(SEED))
         _draw(st.booleans(), data)
         _draw(st.booleans(), _simplest())
-        made = tuple(data.choices)
-        return bool(made) and shrunk(st.integers(), (1000,), lambda n: n >= 10, 1000) == 10
+        return (
+            bool(tuple(data.choices))
+            and shrunk(st.integers(), (1000,), lambda n: n >= 10, 1000) == 10
+        )
     except Exception:  # another Hypothesis, other internals: `find` works there
         return False
 

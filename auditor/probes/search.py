@@ -1,9 +1,9 @@
 """The probes of one function, run inside a forked child of the probe process: the crash
 probe, untested error paths and edge classes never tried (witnesses: `witness.py`).
 
-Every search draws up to `max_examples` inputs (`draws.first`): the same every run, the
-simplest first; Hypothesis's shrinker turns the first input that satisfies it into a
-minimal one."""
+A function's searches go through one set of up to `max_examples` inputs (`draws.Drawn`):
+the same every run, the simplest first; Hypothesis's shrinker turns each input a search
+wants into a minimal one."""
 
 from __future__ import annotations
 
