@@ -182,6 +182,10 @@ class BaselineSection(_Model):
     """How much the measured test process grew while the tests ran (its peak beyond its
     size once they were collected, coverage data included); what a mutant's child may
     grow by is based on it."""
+    compiled_patterns: list[tuple[str, int, bool]] = Field(default_factory=list, exclude=True)
+    """The regular expressions the suite compiled (`baseline.patterns`): each mutation
+    runner compiles them before it forks a child per mutant. Kept with a kept baseline,
+    never written to the report: a test's pattern may hold a temporary path."""
     reuse: str = ""
     """Whether this run measured the baseline or kept an earlier run's, and why: kept
     when nothing it depends on changed (the project's tests, code and config files, the

@@ -72,6 +72,8 @@ class KeptBaseline(BaseModel):
     coverage_keys: dict[str, str] = {}
     """What each file's coverage was computed from (`coverage_data.file_keys`): a later
     run takes the files whose key is the same as they are."""
+    patterns: list[tuple[str, int, bool]] = []
+    """`BaselineSection.compiled_patterns`, which the report leaves out."""
 
 
 @dataclass(frozen=True)

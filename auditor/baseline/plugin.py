@@ -20,6 +20,7 @@ import pytest
 
 from auditor.baseline import protocol
 from auditor.baseline.observe import CallRecorder
+from auditor.baseline.patterns import compiled_patterns
 from auditor.containment import wire
 from auditor.containment.guard import Blocked
 from auditor.containment.memory import resident_bytes
@@ -290,7 +291,8 @@ class BaselinePlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.emit_observations()
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        self.emit(protocol.Finish(exitstatus=int(exitstatus), peak_mb=peak_mb))
+        finish = protocol.Finish(int(exitstatus), peak_mb, patterns=compiled_patterns())
+        self.emit(finish)
         _skip_unused_hypothesis_summary(session.config)
 
 

@@ -101,6 +101,8 @@ class Observed:
 class Finish:
     exitstatus: int
     peak_mb: float
+    patterns: list[tuple[str, int, bool]] = field(default_factory=list)
+    """The regular expressions the suite compiled (`baseline.patterns`)."""
     kind: Literal["finish"] = "finish"
 
 

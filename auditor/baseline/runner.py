@@ -21,6 +21,7 @@ from coverage import CoverageData
 
 from auditor.baseline import protocol
 from auditor.baseline.observe import MAX_CALLS
+from auditor.baseline.patterns import Pattern, merged
 from auditor.baseline.protocol import ChildSpec
 from auditor.containment import rewritten, wire
 from auditor.containment.hypothesis_storage import storage_folder, uses_hypothesis
@@ -56,6 +57,8 @@ class ChildOutcome:
     tests were collected."""
     kept: list[str] = field(default_factory=list)
     """The tests of `BaselineRunner.keep` this collection has (left out of the run)."""
+    patterns: list[Pattern] = field(default_factory=list)
+    """The regular expressions the suite compiled (`baseline.patterns`)."""
 
 
 @dataclass
@@ -404,6 +407,7 @@ class BaselineRunner:
                     observed=merge_observed([*resumed.observed, *attempt.events]),
                     memory_growth_mb=_memory_growth_mb(attempt.events),
                     kept=self._kept_in(attempt.events),
+                    patterns=merged(*(finish.patterns for finish in finishes)),
                 )
             if not attempt.hung and _FATAL_ERROR not in output:
                 # No crash Python saw: killed from outside (SIGKILL, the OOM killer) or

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from auditor.baseline import protocol
+from auditor.baseline.patterns import merged
 from auditor.baseline.runner import (
     BaselineRunner,
     ChildOutcome,
@@ -97,6 +98,7 @@ def measure_again(
         results=[passed.get(result.nodeid, result) for result in measured.results],
         observed=merge_observed(observed),
         memory_growth_mb=max(outcome.memory_growth_mb for outcome in (measured, *outcomes)),
+        patterns=merged(*(outcome.patterns for outcome in (measured, *outcomes))),
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from auditor.baseline import known, protocol, slowed
 from auditor.baseline.coverage_data import BaselineCoverage, KnownFiles
 from auditor.baseline.observe import MAX_CALLS
+from auditor.baseline.patterns import merged
 from auditor.baseline.runner import BaselineRunner, ChildOutcome, checked_run
 from auditor.containment import rewritten
 from auditor.context import RunContext
@@ -60,7 +61,8 @@ def run_baseline(
     plan: known.Partial | str = "no baseline kept for these settings"
     if earlier is not None:
         if not known.changes(earlier.manifest, now):
-            return earlier.baseline.model_copy(update={"reuse": KEPT_WHOLE}), earlier.coverage
+            kept_as_it_was = {"reuse": KEPT_WHOLE, "compiled_patterns": earlier.patterns}
+            return earlier.baseline.model_copy(update=kept_as_it_was), earlier.coverage
         plan = known.partial(earlier, now, run.project)
     if isinstance(plan, known.Partial) and earlier is not None:
         baseline, coverage, keys = _measured(run, plan, earlier)
@@ -68,7 +70,12 @@ def run_baseline(
         baseline, coverage, keys = _measured(run)
         baseline.reuse = f"measured: {plan}"
     kept = known.KeptBaseline(
-        manifest=now, baseline=baseline, coverage=coverage, sources=sources, coverage_keys=keys
+        manifest=now,
+        baseline=baseline,
+        coverage=coverage,
+        sources=sources,
+        coverage_keys=keys,
+        patterns=baseline.compiled_patterns,
     )
     known.keep(store, settings, kept)
     return baseline, coverage
@@ -102,6 +109,7 @@ def _measured(
         baseline.observed = _merged_observed(baseline.observed, earlier.baseline.observed)
         growth = earlier.baseline.memory_growth_mb
         baseline.memory_growth_mb = max(baseline.memory_growth_mb, growth)
+        baseline.compiled_patterns = merged(baseline.compiled_patterns, earlier.patterns)
     return baseline, coverage, keys
 
 
@@ -195,6 +203,7 @@ def _measure(
             for entry in outcome.observed
         ],
         memory_growth_mb=round(outcome.memory_growth_mb, 1),
+        compiled_patterns=outcome.patterns,
     )
     source_dirs = [str(p) for p in project.source_paths]
     measured_passing = [test.nodeid for test in measured if test.outcome == "passed"]

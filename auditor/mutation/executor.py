@@ -80,6 +80,8 @@ class PoolSettings:
     pytest_options: PytestOptions = AUDIT_DEFAULTS
     test_seconds: dict[str, float] = field(default_factory=dict)
     """Each test's time in the baseline (`RunnerSpec.test_seconds`)."""
+    patterns: list[tuple[str, int, bool]] = field(default_factory=list)
+    """The regular expressions the suite compiled (`RunnerSpec.patterns`)."""
 
 
 @dataclass
@@ -126,6 +128,7 @@ class RunnerPool:
             basetemp=str(private_tmp / "basetemp"),
             pytest_args=list(self.settings.pytest_options.args),
             test_seconds=self.settings.test_seconds,
+            patterns=self.settings.patterns,
             rewritten=str(rewritten.folder(self.root)),
         )
         spec_path = home / "spec.json"

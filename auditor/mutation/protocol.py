@@ -34,6 +34,9 @@ class RunnerSpec:
     from it (`TestBudget`)."""
     rewritten: str = ""
     """The test modules' kept assertion rewrites (`containment.rewritten`)."""
+    patterns: list[tuple[str, int, bool]] = field(default_factory=list)
+    """The regular expressions the suite compiled, compiled by the runner before it forks
+    (`baseline.patterns`)."""
 
 
 ORIGINAL_TIMING_LIMIT = 10.0

@@ -26,6 +26,7 @@ from pathlib import Path
 from types import CodeType
 from typing import IO, Any, NamedTuple
 
+from auditor.baseline.patterns import compile_all
 from auditor.containment import wire
 from auditor.containment.cpu import cpu_seconds, queued_seconds, runnable
 from auditor.containment.memory import MEMORY_POLL_SECONDS, MemoryWatch, resident_bytes
@@ -118,6 +119,7 @@ class RunnerPlugin:
             # outside the tests.
             item.location  # noqa: B018
         self.index = live_functions(set(self.spec.source_files))
+        compile_all(self.spec.patterns)  # once here, not in every child
         self.send(Ready(collected=len(self.items), at=time.monotonic()))
         for line in sys.stdin:
             if not line.strip():

@@ -68,6 +68,7 @@ def _pool(
         isolation=run.isolation,
         pytest_options=project.pytest_options,
         test_seconds={test.nodeid: test.duration for test in baseline.tests},
+        patterns=baseline.compiled_patterns,
     )
     if config.executor == "dask":
         if not config.scheduler:
