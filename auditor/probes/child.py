@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from auditor.baseline.patterns import compile_all
 from auditor.containment import wire
 from auditor.containment.memory import address_space_bytes
 from auditor.probes import hangs
@@ -244,6 +245,7 @@ def main(spec_path: str) -> int:
     work = _Work(spec, results)
     _hide_own_constants()
     _warm_hypothesis()
+    compile_all(spec.patterns)  # once here, not in every fork
     work.prepare_searches()
     for item in orders:
         kind, name = spec.items[item]

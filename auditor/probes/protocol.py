@@ -149,6 +149,9 @@ class ProbeSpec:
     items: list[tuple[Literal["probe", "search"], str]]
     """The work audit may hand out: a target's probes (by key), or the witness searches
     of a group of survivors (`search_items`). Every probe process gets them all."""
+    patterns: list[tuple[str, int, bool]] = field(default_factory=list)
+    """The regular expressions the suite compiled, compiled before the first fork
+    (`baseline.patterns`)."""
 
 
 @dataclass

@@ -290,7 +290,7 @@ def run_probes(
         else:
             results.append(found)
     fresh, interrupted, out_of_time = _run_child(
-        run, (list(probed.values()), to_probe, expected), to_search, baseline.memory_growth_mb
+        run, (list(probed.values()), to_probe, expected), to_search, baseline
     )
     _keep(cache, probed, to_search, fresh)
     results += fresh
@@ -438,7 +438,7 @@ def _run_child(
     run: RunContext,
     functions: tuple[list[TargetSpec], list[TargetSpec], list[str]],
     survivors: list[SurvivorSpec],
-    baseline_growth_mb: float,
+    baseline: BaselineSection,
 ) -> tuple[list[FunctionResult | WitnessResult], bool, bool]:
     """Start one probe process per share of the work, all under the sandbox. `functions`:
     every probeable function (a witness search may call any), those to probe, and the
@@ -459,7 +459,7 @@ def _run_child(
             spec = _spec(
                 run,
                 home,
-                baseline_growth_mb,
+                baseline,
                 targets=targets,
                 expected=expected,
                 survivors=survivors,
@@ -503,7 +503,7 @@ def _witness_examples(config: AuditConfig) -> int:
 def _spec(
     run: RunContext,
     home: Path,
-    baseline_growth_mb: float,
+    baseline: BaselineSection,
     *,
     targets: list[TargetSpec],
     expected: list[str],
@@ -521,7 +521,7 @@ def _spec(
         allowed_roots=[str(home), *config.allow_write],
         guard=run.isolation.level != "none",
         memory_limit_mb=config.memory_limit_mb,
-        growth_limit_mb=probe_growth_limit_mb(baseline_growth_mb, config.memory_limit_mb),
+        growth_limit_mb=probe_growth_limit_mb(baseline.memory_growth_mb, config.memory_limit_mb),
         log_file=str(home / "output.log"),
         results_file=str(results_file),
         max_examples=config.probe_examples,
@@ -532,6 +532,7 @@ def _spec(
         targets=targets,
         survivors=survivors,
         items=items,
+        patterns=baseline.compiled_patterns,
     )
 
 

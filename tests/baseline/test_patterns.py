@@ -3,6 +3,7 @@ each mutation runner, before it forks a child per mutant: code that compiles a p
 on first use then finds it compiled in every child. Real baselines, real runners."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,12 +12,15 @@ import pytest
 
 from auditor.baseline.stage import KEPT_WHOLE, run_baseline
 from auditor.config import AuditConfig
+from auditor.containment import wire
 from auditor.context import RunContext
 from auditor.discovery.project import discover
 from auditor.mutation.cache import ResultCache
 from auditor.mutation.executor import PoolSettings, RunnerPool
 from auditor.mutation.protocol import Job, JobResult
-from tests.conftest import one_module_project
+from auditor.probes.protocol import FunctionResult
+from auditor.probes.targets import find_targets
+from tests.conftest import one_module_project, probe_spec, target_spec
 
 CODE = """\
 import re
@@ -165,3 +169,48 @@ def test_a_runner_compiles_the_patterns_before_it_forks_a_mutants_child(tmp_path
     finally:
         pool.close()
     assert [result.status for result in answered] == [status]
+
+
+PROBED = """\
+import re
+
+
+def warm(n: int) -> int:
+    compiled = (str, "[a-z]{3}-[0-9]+", re.IGNORECASE) in re._cache
+    return n // compiled  # ZeroDivisionError in a fork that would compile it itself
+"""
+
+
+@pytest.mark.parametrize(
+    ("patterns", "crashes"),
+    [([CODE_PATTERN], []), ([], ["unhandled_crash"])],
+    ids=["given the pattern", "given none"],
+)
+def test_a_probe_process_compiles_the_patterns_before_its_first_fork(tmp_path, patterns, crashes):
+    (tmp_path / "warmth.py").write_text(PROBED)
+    target = find_targets(tmp_path / "warmth.py", "warmth.py", "warmth")[0]
+    (tmp_path / "results.jsonl").touch()
+    spec = probe_spec(
+        root=str(tmp_path),
+        source_files=[str(tmp_path / "warmth.py")],
+        allowed_roots=[str(tmp_path)],
+        results_file=str(tmp_path / "results.jsonl"),
+        log_file=str(tmp_path / "output.log"),
+        max_examples=5,
+        targets=[target_spec(target.key, str(tmp_path / "warmth.py"), "warmth", target.line)],
+        items=[("probe", target.key)],
+        patterns=patterns,
+    )
+    wire.write(tmp_path / "spec.json", spec)
+    done = subprocess.run(
+        [sys.executable, "-m", "auditor.probes.child", str(tmp_path / "spec.json")],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        input=b"0\n\n",
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, (tmp_path / "output.log").read_text()
+    (line,) = (tmp_path / "results.jsonl").read_text().splitlines()
+    result = wire.decode(FunctionResult, line)
+    assert [finding.kind for finding in result.findings] == crashes
