@@ -15,9 +15,11 @@ import importlib.util
 import json
 import marshal
 import math
+import mmap
 import os
 import select
 import signal
+import struct
 import sys
 import time
 from collections.abc import Callable
@@ -71,6 +73,8 @@ class RunnerPlugin:
         allowance with, in a child like the mutant's (`TestBudget`, `OriginalCost`)."""
         self.alone_seconds: dict[str, float] = {}
         """Each slow test's CPU time alone on the original code (`_test_seconds`)."""
+        self.progress = _Progress()
+        """Where a mutant's child is among its tests (one child on a mutant at a time)."""
 
     def pytest_collection_modifyitems(self, items: list[Any]) -> None:
         """Tests that crashed or hung in the baseline left out by their exact ids:
@@ -175,7 +179,8 @@ class RunnerPlugin:
         """One child on the mutant: its verdict, and whether the wall backstop stopped it."""
         ran = tuple(self.ids[id(item)] for item in items + spawning)
         forking = time.monotonic()
-        pid, read_end = self._fork(mutant, items, spawning)
+        self.progress.reset()
+        pid, read_end = self._fork(mutant, items, spawning, progress=self.progress)
         fork_seconds = time.monotonic() - forking
         child = _Watched(
             pid,
@@ -185,7 +190,7 @@ class RunnerPlugin:
         )
         if ran in self.original_costs:
             child.allow(self.original_costs[ran])
-        output, past = _read_until(read_end, child, timed_original)
+        output, past = _read_until(read_end, child, timed_original, self.progress)
         wait_status, usage = self._reap(
             pid, read_end, stop=past is not None or child.memory.exceeded
         )
@@ -194,24 +199,31 @@ class RunnerPlugin:
             # ran past its time: its peak, from the kernel, tells which it was.
             child.memory.exceeded = child.memory.peaked(usage.ru_maxrss * 1024)
         duration = time.monotonic() - forking
-        verdict = _verdict(job.id, output, past, wait_status, duration)
+        started = ran[: self.progress.position() + 1]
+        verdict = _verdict(job.id, output, past, wait_status, duration, started)
         verdict["fork_seconds"] = round(fork_seconds, 6)
         if child.memory.exceeded and not verdict.get("kills"):
             verdict.update(status="Timeout", kill_kind="timeout", detail=child.memory.describe())
         return verdict, child.waited_past and not child.memory.exceeded
 
     def _fork(
-        self, mutant: PreparedMutant, items: list[Any], spawning: list[Any], undone: bool = False
+        self,
+        mutant: PreparedMutant,
+        items: list[Any],
+        spawning: list[Any],
+        undone: bool = False,
+        progress: _Progress | None = None,
     ) -> tuple[int, int]:
         """A child running the tests on the mutant (or, `undone`, on the original code):
-        its pid and the end of the pipe it reports on."""
+        its pid and the end of the pipe it reports on. With `progress`, it marks there
+        which test it is in; without, it reports each test's start on the pipe."""
         read_end, write_end = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
             os.close(read_end)
-            self._child(mutant, items, spawning, write_end, undone)
+            self._child(mutant, items, spawning, write_end, undone, progress)
             os._exit(0)  # not reached: _child always leaves with os._exit
         os.close(write_end)
         return pid, read_end
@@ -303,6 +315,7 @@ class RunnerPlugin:
         spawning: list[Any],
         channel: int,
         undone: bool = False,
+        progress: _Progress | None = None,
     ) -> None:
         """The forked child of one mutant: apply it, run its tests, report, exit."""
         tell = _teller(channel)
@@ -311,7 +324,7 @@ class RunnerPlugin:
         try:
             if mutant.job.serve_subprocesses:
                 served.offer(mutant.job.file, mutant.mutated, module_code)
-            self._run_tests(mutant.job, items + spawning, tell, served)
+            self._run_tests(mutant.job, items + spawning, tell, served, progress)
         except BaseException as exc:
             tell({"error": f"{type(exc).__name__}: {exc}"[:300]})
         finally:
@@ -350,19 +363,32 @@ class RunnerPlugin:
         os._exit(0)
 
     def _run_tests(
-        self, job: Job, everything: list[Any], tell: _Tell, served: ServedMutant
+        self,
+        job: Job,
+        everything: list[Any],
+        tell: _Tell,
+        served: ServedMutant,
+        progress: _Progress | None,
     ) -> None:
         """Each test in turn until one fails (every test with `all_killers`); the tests'
-        own time is pytest's, per phase."""
+        own time is pytest's, per phase. Each test's start is marked in `progress`, or
+        told where there is none (the original code's timing needs each start's CPU
+        time)."""
         from _pytest.runner import runtestprotocol
 
         from auditor.containment.sandbox import seed_random
 
         tests_seconds = 0.0
         killed = False
+        child = os.getpid()
         for position, item in enumerate(everything):
             nodeid = self.ids[id(item)]
-            tell({"start": nodeid})
+            if progress is None:
+                tell({"start": nodeid})
+            elif os.getpid() == child:
+                progress.enter(position)
+            else:
+                os._exit(0)  # a copy a test forked and left running: it reports nothing
             following = everything[position + 1] if position + 1 < len(everything) else None
             self.failed_in_child = self.failed_by_check = False
             self.failed_at = 0
@@ -507,6 +533,27 @@ class ServedMutant:
 _CORES = os.cpu_count() or 1
 
 
+class _Progress:
+    """The test a mutant's child is in, in memory the runner shares with its children.
+    Telling each start on the pipe woke the runner for every test, a cost as large as
+    the test's own where tests take a fraction of a millisecond. The runner reads it
+    when it judges the child's time, at least every `MEMORY_POLL_SECONDS`. One aligned
+    4-byte number, written and read whole."""
+
+    def __init__(self) -> None:
+        self._memory = mmap.mmap(-1, mmap.PAGESIZE)  # anonymous: shared with forks
+
+    def reset(self) -> None:
+        self.enter(-1)
+
+    def enter(self, position: int) -> None:
+        struct.pack_into("=i", self._memory, 0, position)
+
+    def position(self) -> int:
+        """The test it is in, by place in its job; -1 before the first."""
+        return int(struct.unpack_from("=i", self._memory, 0)[0])
+
+
 class _Mark(NamedTuple):
     """Where a child's allowance is counted from: its CPU seconds, the runner's clock,
     and the seconds it had waited for a core."""
@@ -564,6 +611,13 @@ class _Watched:
         if self.budget.per_test:
             self.mark = _Mark(self.starts[-1], time.monotonic(), queued_seconds(self.pid))
 
+    def reached(self, position: int) -> None:
+        """It is in test number `position` (or a later one). Seen late, the test's start
+        is counted from now: its allowance is then a little longer, never shorter."""
+        if position > self.test:
+            self.test = position - 1
+            self.next_test()
+
     def past_allowance(self) -> str | None:
         """What it ran past of its time, or None."""
         cpu = self.budget.cpu(self.test)
@@ -594,14 +648,20 @@ class _Watched:
 
 
 def _read_until(
-    fd: int, child: _Watched, timed_original: Callable[[], OriginalCost | None] | None = None
+    fd: int,
+    child: _Watched,
+    timed_original: Callable[[], OriginalCost | None] | None = None,
+    progress: _Progress | None = None,
 ) -> tuple[bytes, str | None]:
     """A child's output until it closes its end, and what it ran past of its time if it
     did (None when it finished, or grew past its memory: `child.memory.exceeded`). At
-    that point `timed_original` may allow it more from the original code's cost, once."""
+    that point `timed_original` may allow it more from the original code's cost, once.
+    The test it is in comes from `progress`, when given, else from its messages."""
     chunks: list[bytes] = []
     pending = b""
     while True:
+        if progress is not None:
+            child.reached(progress.position())
         # What the child has written is read before its time is judged: a runner kept
         # from a core by the load may wake to a verdict that came in time.
         if not _readable(fd, 0.0):
@@ -648,12 +708,18 @@ def _describe(wait_status: int) -> str:
 
 
 def _verdict(
-    job_id: str, output: bytes, past: str | None, wait_status: int, duration: float
+    job_id: str,
+    output: bytes,
+    past: str | None,
+    wait_status: int,
+    duration: float,
+    marked: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """`past`: what the child ran past of its allowance, when it did."""
+    """`past`: what the child ran past of its allowance, when it did; `marked`: the tests
+    it started, as its `_Progress` says (else its messages say)."""
     timed_out = past is not None
     messages = [json.loads(line) for line in output.decode(errors="replace").splitlines() if line]
-    started = [m["start"] for m in messages if "start" in m]
+    started = [m["start"] for m in messages if "start" in m] or list(marked)
     result: dict[str, Any] = {"id": job_id, "ran": len(started), "duration": round(duration, 4)}
     final = next((m for m in reversed(messages) if "start" not in m), None)
     kills = [m for m in messages if "killed_by" in m or "also_killed_by" in m]
@@ -675,7 +741,7 @@ def _verdict(
             ],
             detail=first.get("detail", ""),
         )
-        if timed_out and any("start" in m for m in messages[messages.index(first) :]):
+        if timed_out and started and started[-1] != first["killed_by"]:
             result["detail"] = f"a later test ran past its allowance: {past}"
     elif timed_out:
         result.update(status="Timeout", kill_kind="timeout", detail=past)

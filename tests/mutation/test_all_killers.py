@@ -103,6 +103,15 @@ def test_a_kill_reported_just_before_the_timeout_keeps_its_own_detail():
     assert verdict["detail"] == "KeyError"
 
 
+def test_a_later_marked_test_that_hangs_after_a_kill_leaves_the_mutant_killed():
+    kill = {"killed_by": "t.py::test_a", "kill_kind": "assertion", "tests": 0.1, "at": 3}
+    output = (json.dumps(kill) + "\n").encode()
+    marked = ("t.py::test_a", "t.py::test_b")
+    verdict = _verdict("m", output, "no verdict within 5.0s", 9, 5.0, marked)
+    assert verdict["status"] == "Killed"
+    assert verdict["detail"] == "a later test ran past its allowance: no verdict within 5.0s"
+
+
 @pytest.mark.slow
 def test_the_dominator_score_counts_one_mutant_per_minimal_set_of_killers(runs):
     mutation = runs["all"].mutation

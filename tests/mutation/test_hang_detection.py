@@ -7,7 +7,7 @@ import time
 from auditor.containment.cpu import cpu_seconds
 from auditor.containment.memory import MemoryWatch, resident_bytes
 from auditor.mutation.protocol import Job, OriginalCost, TestBudget, wall_allowed
-from auditor.mutation.runner import _read_until, _Watched
+from auditor.mutation.runner import _Progress, _read_until, _verdict, _Watched
 
 
 def _child(work) -> tuple[int, int]:
@@ -163,3 +163,48 @@ def test_a_child_past_what_the_original_took_too_is_stopped_at_the_larger_allowa
     budget = TestBudget(_per_test_job(tests=1, timeout=0.13), baseline=(0.01,))
     past, _ = _stopped(budget, OriginalCost(cpu=(0.1,), growth_mb=0.0))
     assert past == "more than 0.40s of CPU time"
+
+
+def _spinning_in_a_marked_test(progress: _Progress, position: int) -> tuple[int, int]:
+    """A forked process that marks which test it is in, as a mutant's child does, says
+    nothing on its pipe, and computes forever."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        progress.enter(position)
+        _spin()
+    os.close(write_end)
+    return pid, read_end
+
+
+def test_a_hang_in_a_test_marked_in_shared_memory_is_stopped_at_that_test_s_cost():
+    progress = _Progress()
+    progress.reset()
+    pid, read_end = _spinning_in_a_marked_test(progress, 0)
+    job = _per_test_job(tests=2, timeout=3.0 * 5.01 + 0.1)
+    watched = _Watched(
+        pid, TestBudget(job, (0.01, 5.0)), MemoryWatch(pid, resident_bytes(pid), 512)
+    )
+    _, past = _read_until(read_end, watched, None, progress)
+    used = cpu_seconds(pid)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    os.close(read_end)
+    assert past == "more than 0.13s of CPU time"
+    assert used < 1.0
+
+
+def test_a_timeout_names_the_test_the_shared_memory_marks():
+    marked = ("t.py::test_quick", "t.py::test_slow")
+    verdict = _verdict("m", b"", "more than 0.13s of CPU time", 9, 0.5, marked)
+    assert verdict["status"] == "Timeout"
+    assert verdict["killed_by"] == ["t.py::test_slow"]
+    assert verdict["ran"] == 2
+    assert verdict["detail"] == "more than 0.13s of CPU time (running t.py::test_slow)"
+
+
+def test_a_child_that_dies_inside_a_marked_test_is_killed_by_it():
+    verdict = _verdict("m", b"", None, 11, 0.1, ("t.py::test_quick",))
+    assert (verdict["status"], verdict["killed_by"]) == ("Killed", ["t.py::test_quick"])
+    assert verdict["kill_kind"] == "crash"
