@@ -22,6 +22,10 @@ MAX_PATTERNS = 512
 """What `re` keeps (`re._MAXCACHE` from 3.7 to 3.13); compiling more would push out
 the first ones."""
 
+MAX_PATTERN_CHARS = 64 * 1024
+"""A longer pattern is left out: the suite's code is untrusted, and its patterns are
+kept with the baseline."""
+
 
 def compiled_patterns() -> list[Pattern]:
     """The patterns `re` holds compiled in this process, sorted."""
@@ -31,10 +35,11 @@ def compiled_patterns() -> list[Pattern]:
         if not (isinstance(key, tuple) and len(key) == 3):
             continue  # a cache of another shape: nothing is read from it
         kind, pattern, flags = key
-        if kind is str and isinstance(pattern, str):
-            found.add((pattern, int(flags), False))
-        elif kind is bytes and isinstance(pattern, bytes):
-            found.add((pattern.decode("latin-1"), int(flags), True))
+        if kind not in (str, bytes) or not isinstance(pattern, kind):
+            continue
+        if len(pattern) <= MAX_PATTERN_CHARS:
+            text = pattern if kind is str else pattern.decode("latin-1")
+            found.add((text, int(flags), kind is bytes))
     return sorted(found)
 
 

@@ -4,12 +4,14 @@ on first use then finds it compiled in every child. Real baselines, real runners
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from auditor.baseline.patterns import MAX_PATTERN_CHARS, compiled_patterns
 from auditor.baseline.stage import KEPT_WHOLE, run_baseline
 from auditor.config import AuditConfig
 from auditor.containment import wire
@@ -122,6 +124,16 @@ def test_compiling_what_was_read_fills_the_cache_as_the_suite_left_it():
     assert ["a+b", 10, False] in before  # IGNORECASE | MULTILINE
     assert ["\x00\xff[\x80-\x9f]", 0, True] in before
     assert ["caf\u00e9|\u732b", 0, False] in before
+
+
+def test_a_pattern_longer_than_the_limit_is_left_out():
+    long = "x" * (MAX_PATTERN_CHARS + 1)
+    short = "x" * MAX_PATTERN_CHARS
+    re.compile(long)
+    re.compile(short)
+    kept = {text for text, _, _ in compiled_patterns()}
+    assert short in kept
+    assert long not in kept
 
 
 WARM_TEST = """\
