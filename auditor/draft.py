@@ -33,13 +33,14 @@ from auditor.report import (
 )
 
 if TYPE_CHECKING:
+    from auditor.probes.stage import EarlyProbes
     from auditor.stages import MutationWorkers
 
 
 @dataclass(frozen=True)
 class Draft:
     """The report's sections so far; the survivors' jobs (the probes run them again) and
-    the mutation stage's early-started workers travel with them."""
+    the workers started early for the mutation and probe stages travel with them."""
 
     baseline: BaselineSection | None = None
     coverage: CoverageSection | None = None
@@ -53,6 +54,8 @@ class Draft:
     interrupted: bool = False
     """Ctrl-C in a stage that keeps what came before (escalation)."""
     workers: MutationWorkers | None = None
+    early_probes: EarlyProbes | None = None
+    """The probe processes started with the baseline, for the probe stage to hand work to."""
 
     def add(self, **sections: object) -> Draft:
         return dataclasses.replace(self, **sections)

@@ -127,4 +127,6 @@ def run_audit(
     finally:
         if draft.workers is not None:
             draft.workers.close()
+        if draft.early_probes is not None:  # a stage between them failed
+            draft.early_probes[1].close()
     return assemble(run, draft, clock.timings)

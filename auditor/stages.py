@@ -18,9 +18,9 @@ from auditor.mutation.cache import ResultCache
 from auditor.mutation.early_sites import EarlySites
 from auditor.mutation.protocol import Job
 from auditor.mutation.stage import run_mutation
-from auditor.mutation.workers import mutation_pool
+from auditor.mutation.workers import first_run, mutation_pool
 from auditor.mutmut_import import import_mutmut
-from auditor.probes.stage import run_probes
+from auditor.probes.stage import run_probes, start_early
 from auditor.report import BaselineSection, MutationSection
 from auditor.smells.analyzer import analyze
 from auditor.smells.evidence import with_mutation_evidence
@@ -56,14 +56,30 @@ class MutationWorkers:
 
 
 def measure_baseline(run: RunContext, draft: Draft) -> Draft:
+    early = start_early(run) if _probes_early(run, draft) else None
     store = ResultCache(run.project.root, run.cache_read_only)
     try:
         baseline, coverage = run_baseline(run, store)
+    except BaseException:
+        if early is not None:
+            early[1].close()
+        raise
     finally:
         store.close()
+    if early is not None and kept_whole(baseline):
+        early[1].close()  # nothing changed: nothing new to probe
+        early = None
     if draft.workers is not None:
         draft.workers.start_runners(run, baseline)
-    return draft.add(baseline=baseline, coverage=coverage)
+    return draft.add(baseline=baseline, coverage=coverage, early_probes=early)
+
+
+def _probes_early(run: RunContext, draft: Draft) -> bool:
+    """Whether the probe processes start with the baseline: after a change, whose tests
+    and mutants are few, so that their start (Python, Hypothesis, the code under test)
+    is not waited for. Not on a first run, whose baseline and mutants keep every core
+    busy."""
+    return run.config.probes and draft.workers is not None and not first_run(run)
 
 
 def find_smells(run: RunContext, draft: Draft) -> Draft:
@@ -99,7 +115,8 @@ def mutate(run: RunContext, draft: Draft) -> Draft:
 
 def probe(run: RunContext, draft: Draft) -> Draft:
     assert draft.baseline is not None
-    return draft.add(probes=run_probes(run, draft.baseline, draft.mutation, draft.survivors))
+    probes = run_probes(run, draft.baseline, draft.mutation, draft.survivors, draft.early_probes)
+    return draft.add(probes=probes, early_probes=None)
 
 
 def judge(run: RunContext, draft: Draft) -> Draft:

@@ -439,7 +439,6 @@ def probe_spec(**fields: Any) -> ProbeSpec:
         "allowed_roots": [],
         "guard": False,
         "memory_limit_mb": 1024,
-        "growth_limit_mb": 128,
         "log_file": "",
         "results_file": "",
         "max_examples": 40,
@@ -447,9 +446,6 @@ def probe_spec(**fields: Any) -> ProbeSpec:
         "time_budget": 10.0,
         "call_timeout": 0.5,
         "expected_exceptions": [],
-        "targets": [],
-        "items": [],
-        "survivors": [],
     }
     return ProbeSpec(**{**defaults, **fields})
 

@@ -17,6 +17,7 @@ from auditor.probes.protocol import (
     FunctionResult,
     ProbeResult,
     ProbeSpec,
+    ProbeWork,
     SurvivorSpec,
     WitnessResult,
 )
@@ -61,7 +62,6 @@ PROBE_SPEC = ProbeSpec(
     allowed_roots=["/p"],
     guard=True,
     memory_limit_mb=1024,
-    growth_limit_mb=128,
     log_file="/s/log",
     results_file="/s/results.jsonl",
     max_examples=100,
@@ -69,7 +69,13 @@ PROBE_SPEC = ProbeSpec(
     time_budget=10.0,
     call_timeout=1.0,
     expected_exceptions=["ValueError"],
+    modules=["pkg.m"],
+    searches=True,
+)
+PROBE_WORK = ProbeWork(
     targets=[target_spec("pkg/m.py::f", "/p/pkg/m.py", "pkg.m")],
+    growth_limit_mb=256,
+    patterns=[("[a-z]+", 2, False)],
     survivors=[SurvivorSpec(job=JOB, description="1 -> 2", targets=["pkg/m.py::f"])],
     items=[("search", "/p/pkg/m.py::pkg/m.py::f#0"), ("probe", "pkg/m.py::f")],
 )
@@ -98,6 +104,7 @@ FUNCTION_RESULT = FunctionResult(
         RunnerSpec("/p", ["tests"], [], ["/p/pkg/m.py"], ["/p"], 1024, 128, "/l", "/b", "/s"),
         *EVENTS,
         PROBE_SPEC,
+        PROBE_WORK,
         FUNCTION_RESULT,
         WitnessResult(witness=Witness(mutant_id="m", status="found", input="f(1)")),
     ],

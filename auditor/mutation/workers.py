@@ -31,7 +31,7 @@ def mutation_pool(run: RunContext, baseline: BaselineSection) -> Iterator[Runner
         pool = _pool(run, baseline, Path(scratch), run.config.workers)
         try:
             if isinstance(pool, RunnerPool):
-                if _first_run(run):
+                if first_run(run):
                     pool.start()
                 elif not kept_whole(baseline):
                     pool.start(1)
@@ -40,7 +40,8 @@ def mutation_pool(run: RunContext, baseline: BaselineSection) -> Iterator[Runner
             pool.close()
 
 
-def _first_run(run: RunContext) -> bool:
+def first_run(run: RunContext) -> bool:
+    """Whether no mutant has a cached verdict yet: the first run of this project."""
     cache = ResultCache(run.project.root, run.cache_read_only)
     try:
         return cache.is_empty()

@@ -3,8 +3,9 @@
 It imports Hypothesis, installs the guard, then imports the code under test. Each
 function's probes and each survivor's witness search run in a forked child with a
 resource limit and a time budget, so a crash, a hang or a runaway input costs one
-result, not the run. audit hands out the work an item at a time (`_orders_from_audit`);
-results are appended as JSON lines to the spec's results file."""
+result, not the run. audit hands out the work an item at a time (`_Audit`); results are
+appended as JSON lines to the spec's results file. Everything up to the first fork needs
+only the spec, so the process can start before the work is known."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ from auditor.probes import hangs
 from auditor.probes.protocol import (
     FunctionResult,
     ProbeSpec,
+    ProbeWork,
+    SurvivorSpec,
     TargetSpec,
     WitnessResult,
     search_items,
@@ -180,52 +183,75 @@ _memory_limit_mb = 1024
 _growth_limit_mb = 128
 
 
-def _orders_from_audit(requests: int) -> Iterator[int]:
-    """The work, one item at a time: ask audit on `requests` (a newline), read the index
-    of the next item of `spec.items` from stdin; an empty line means no more. Handing out
-    items as processes finish keeps every core busy to the end: how long an item takes
-    varies a hundredfold (a function's probes, a group of survivors' witness searches).
+class _Audit:
+    """audit's side of the conversation. Its first line on stdin is the path of the work
+    (`ProbeWork`), sent when the survivors are known, which may be long after this
+    process started; an empty line instead means there is none. Then the work, one item
+    at a time: ask audit on `requests` (a newline), read the index of the next item; an
+    empty line means no more. Handing out items as processes finish keeps every core
+    busy to the end: how long an item takes varies a hundredfold (a function's probes,
+    a group of survivors' witness searches).
 
-    End of file on stdin means audit died (even by SIGKILL): stop this process group
-    (the sandbox wrapper included). Forked probes have groups of their own and end with
-    their time budget."""
-    orders: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+    End of file on stdin means audit died (even by SIGKILL), and anything but what it
+    sends means the channel broke: either way this process group stops (the sandbox
+    wrapper included). Forked probes have groups of their own and end with their time
+    budget."""
 
-    def read() -> None:
+    def __init__(self, requests: int) -> None:
+        self._requests = requests
+        self._lines: queue.SimpleQueue[str] = queue.SimpleQueue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
         # os.read, not sys.stdin: a forked probe must not inherit a held buffer lock.
         pending = b""
         try:
             while chunk := os.read(0, 1024):
                 *lines, pending = (pending + chunk).split(b"\n")
                 for line in lines:
+                    self._lines.put(line.decode())
                     if not line:
-                        orders.put(None)
                         return
-                    orders.put(int(line))
-        except (OSError, ValueError):
+        except (OSError, UnicodeDecodeError):
             pass  # a channel that breaks or carries something else: as if audit died
-        with contextlib.suppress(OSError):
-            os.killpg(os.getpgrp(), signal.SIGKILL)
-        os._exit(1)  # whatever the signal reached: the work waits on this thread
+        _stop_here()
 
-    threading.Thread(target=read, daemon=True).start()
-    return _ask(requests, orders)
+    def work(self) -> ProbeWork | None:
+        """The work, once audit sends it; None when there is none."""
+        path = self._lines.get()
+        if not path:
+            return None
+        try:
+            return wire.decode(ProbeWork, Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            _stop_here()
+            raise  # not reached
+
+    def orders(self) -> Iterator[int]:
+        """The index of each item of the work this process is to do."""
+        while True:
+            os.write(self._requests, b"\n")
+            line = self._lines.get()
+            if not line:
+                return
+            try:
+                yield int(line)
+            except ValueError:
+                _stop_here()
 
 
-def _ask(requests: int, orders: queue.SimpleQueue[int | None]) -> Iterator[int]:
-    while True:
-        os.write(requests, b"\n")
-        item = orders.get()
-        if item is None:
-            return
-        yield item
+def _stop_here() -> None:
+    """Stops this process group: whatever the signal reached, the work waits on audit."""
+    with contextlib.suppress(OSError):
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    os._exit(1)
 
 
 def main(spec_path: str) -> int:
     spec = wire.decode(ProbeSpec, Path(spec_path).read_text(encoding="utf-8"))
     _contain(spec)
     results = open(spec.results_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
-    orders = _orders_from_audit(_output_to_log(spec))
+    audit = _Audit(_output_to_log(spec))
 
     import hypothesis  # noqa: F401 - imported before the guard, with its own files
 
@@ -234,7 +260,7 @@ def main(spec_path: str) -> int:
     from auditor.mutation import swap  # noqa: F401
     from auditor.probes import calls, search, strategies, witness  # noqa: F401
 
-    if spec.survivors:
+    if spec.searches:
         # A witness's test that expects an exception imports pytest, and each runs in a
         # fork of its own: imported here once, not in every fork.
         import pytest  # noqa: F401
@@ -245,24 +271,24 @@ def main(spec_path: str) -> int:
     work = _Work(spec, results)
     _hide_own_constants()
     _warm_hypothesis()
-    compile_all(spec.patterns)  # once here, not in every fork
-    work.prepare_searches()
-    for item in orders:
-        kind, name = spec.items[item]
-        if kind == "search":
-            work.search(name)
-        else:
-            work.probe(name)
+    handed = audit.work()
+    if handed is not None:
+        work.prepare(handed)
+        for item in audit.orders():
+            kind, name = handed.items[item]
+            if kind == "search":
+                work.search(name)
+            else:
+                work.probe(name)
     results.close()
     return 0
 
 
 def _contain(spec: ProbeSpec) -> None:
-    global _memory_limit_mb, _growth_limit_mb
+    global _memory_limit_mb
     from auditor.containment.sandbox import limit_resources, quiet_bytecode
 
     _memory_limit_mb = spec.memory_limit_mb
-    _growth_limit_mb = spec.growth_limit_mb
     limit_resources(spec.memory_limit_mb)
     quiet_bytecode()
     os.chdir(spec.root)
@@ -288,21 +314,29 @@ class _Work:
     def __init__(self, spec: ProbeSpec, results: IO[str]) -> None:
         self.spec, self.results = spec, results
         self.source_files = set(spec.source_files)
-        self.targets = {target.key: target for target in spec.targets}
-        for module in sorted({target.module for target in spec.targets}):
+        self.targets: dict[str, TargetSpec] = {}
+        for module in sorted(spec.modules):
             # Imported before the warm-up, whose first draw collects their constants.
             with contextlib.suppress(Exception):
                 importlib.import_module(module)
         self.generated: dict[str, Inputs] = {}
         """Witness inputs generated per function, reused by later searches."""
 
-    def prepare_searches(self) -> None:
+    def prepare(self, work: ProbeWork) -> None:
+        """What the work needs before its first fork."""
+        global _growth_limit_mb
+        _growth_limit_mb = work.growth_limit_mb
+        self.targets = {target.key: target for target in work.targets}
+        compile_all(work.patterns)  # once here, not in every fork
+        self._prepare_searches(work.survivors)
+
+    def _prepare_searches(self, survivors: list[SurvivorSpec]) -> None:
         from auditor.mutation.swap import live_functions
         from auditor.probes.reach import statements_of
 
-        self.groups = search_items(self.spec.survivors)
-        self.alive = live_functions(self.source_files) if self.spec.survivors else {}
-        for path in {survivor.path for survivor in self.spec.survivors}:
+        self.groups = search_items(survivors)
+        self.alive = live_functions(self.source_files) if survivors else {}
+        for path in {survivor.path for survivor in survivors}:
             statements_of(path)  # parsed here once, not again in every group's fork
 
     def emit(self, result: FunctionResult | WitnessResult) -> None:

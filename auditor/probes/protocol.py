@@ -1,5 +1,6 @@
 """What the probe stage sends its probe processes, and what comes back, as
-`auditor.containment.wire` sends it: the spec file, then one result per line."""
+`auditor.containment.wire` sends it: the spec file, the work file, then one result per
+line."""
 
 from __future__ import annotations
 
@@ -129,13 +130,14 @@ def share_of(survivor: SurvivorSpec, witness_examples: int) -> int:
 
 @dataclass
 class ProbeSpec:
+    """What a probe process starts with: known before any test runs, so that it can start
+    beside the baseline."""
+
     root: str
     source_files: list[str]
     allowed_roots: list[str]
     guard: bool
     memory_limit_mb: int
-    growth_limit_mb: int
-    """How far a forked probe's address space may grow beyond its parent's."""
     log_file: str
     results_file: str
     max_examples: int
@@ -143,12 +145,27 @@ class ProbeSpec:
     time_budget: float
     call_timeout: float
     expected_exceptions: list[str]
+    modules: list[str] = field(default_factory=list)
+    """The modules of the functions to probe, imported before the first fork."""
+    searches: bool = False
+    """Whether witness searches may come (the mutation stage runs): their tests import
+    pytest, which the process then imports once, before the guard."""
+
+
+@dataclass
+class ProbeWork:
+    """What a probe process gets once the mutation stage has found the survivors, the
+    path of a file holding it as its first line on stdin."""
+
     targets: list[TargetSpec]
-    """Every probeable function (witness searches may call any of them)."""
+    """Every probeable function (witness searches may call any of them), with what the
+    baseline saw of it."""
     survivors: list[SurvivorSpec]
     items: list[tuple[Literal["probe", "search"], str]]
     """The work audit may hand out: a target's probes (by key), or the witness searches
     of a group of survivors (`search_items`). Every probe process gets them all."""
+    growth_limit_mb: int = 128
+    """How far a forked probe's address space may grow beyond its parent's."""
     patterns: list[tuple[str, int, bool]] = field(default_factory=list)
     """The regular expressions the suite compiled, compiled before the first fork
     (`baseline.patterns`)."""

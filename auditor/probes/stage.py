@@ -4,37 +4,28 @@ turn its results into the report's `probes` section."""
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import select
 import subprocess
-import sys
-import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from auditor.config import AuditConfig
-from auditor.containment import wire
-from auditor.containment.hypothesis_storage import storage_folder
-from auditor.containment.isolation import Isolation
-from auditor.containment.sandbox import child_environment
 from auditor.context import RunContext
 from auditor.discovery.project import Project
-from auditor.errors import ProbeError
 from auditor.mutation.cache import ResultCache
 from auditor.mutation.mutant import MutantSources
 from auditor.mutation.plan import read_index
 from auditor.mutation.protocol import Job
 from auditor.mutation.readers import ReadIndex
 from auditor.probes.cache import ProbeCache
+from auditor.probes.processes import ProbeProcesses, probe_growth_limit_mb, witness_examples
 from auditor.probes.protocol import (
     FunctionResult,
-    ProbeResult,
-    ProbeSpec,
+    ProbeWork,
     Reads,
     SurvivorSpec,
     TargetSpec,
@@ -225,11 +216,6 @@ def _search_through(
     return in_file[:WITNESS_CANDIDATES]
 
 
-def _environment(project: Project, private_tmp: Path, isolation: Isolation) -> dict[str, str]:
-    roots = [str(root) for root in project.source_roots]
-    return child_environment(roots, private_tmp, storage_folder(private_tmp, isolation))
-
-
 def counts_of(findings: list[ProbeFinding], witnesses: list[Witness]) -> dict[str, int]:
     """`ProbesSection.counts`: findings per kind, and witnesses per status."""
     counts = Counter(f.kind for f in findings)
@@ -237,42 +223,101 @@ def counts_of(findings: list[ProbeFinding], witnesses: list[Witness]) -> dict[st
     return dict(sorted(counts.items()))
 
 
+@dataclass(frozen=True)
+class ProbePlan:
+    """The functions to probe, known before any test runs: what a probe process starts
+    with."""
+
+    probeable: list[Target]
+    skipped: list[Target]
+    """Functions that touch the outside world, which `probe_allow` does not name."""
+    expected: list[str]
+    """The exceptions the tests expect."""
+
+    @classmethod
+    def of(cls, run: RunContext) -> ProbePlan:
+        probeable, skipped = [], []
+        for target in _targets(run.project):
+            if not target.outside or _allowed(target, run.config.probe_allow):
+                probeable.append(target)
+            else:
+                skipped.append(target)
+        expected = sorted(expected_exceptions(list(run.project.test_files)))
+        return cls(probeable, skipped, expected)
+
+    def processes(self, run: RunContext, *, searches: bool) -> ProbeProcesses:
+        """The probe processes of this plan, none started yet; `searches`: whether
+        witness searches may come."""
+        modules = sorted({target.module for target in self.probeable})
+        return ProbeProcesses(run, modules, self.expected, searches=searches)
+
+
+EarlyProbes = tuple[ProbePlan, ProbeProcesses]
+"""What `start_early` started: the plan and its processes."""
+
+
+def start_early(run: RunContext) -> EarlyProbes:
+    """The plan, and a probe process per worker started now, for the probe stage to hand
+    the work to (`run_probes`): their start then overlaps the stages before it."""
+    plan = ProbePlan.of(run)
+    processes = plan.processes(run, searches=True)
+    for _ in range(run.config.workers):
+        processes.start()
+    return plan, processes
+
+
 def run_probes(
     run: RunContext,
     baseline: BaselineSection,
     mutation: MutationSection | None,
     survivors: Mapping[str, Job] | None = None,
+    early: EarlyProbes | None = None,
 ) -> ProbesSection:
     """`survivors`: each surviving mutant's job (`MutationRun.survivors`), which the
-    witness searches run. Probes still running when the run's time budget runs out are
-    stopped, and what came in is kept."""
+    witness searches run; `early`: what `start_early` started, which this stops. Probes
+    still running when the run's time budget runs out are stopped, and what came in is
+    kept."""
+    plan, processes = early or (None, None)
+    if plan is None or processes is None:
+        plan = ProbePlan.of(run)
+        processes = plan.processes(run, searches=bool(survivors))
+    try:
+        return _probed(run, baseline, mutation, survivors or {}, plan, processes)
+    finally:
+        processes.close()
+
+
+def _probed(
+    run: RunContext,
+    baseline: BaselineSection,
+    mutation: MutationSection | None,
+    survivors: Mapping[str, Job],
+    plan: ProbePlan,
+    processes: ProbeProcesses,
+) -> ProbesSection:
     project, config = run.project, run.config
     started = time.perf_counter()
-    functions: list[FunctionProbe] = []
-    probed: dict[str, TargetSpec] = {}
     in_scope = _diff_functions(mutation)
+    functions = [
+        FunctionProbe(
+            file=target.file,
+            function=target.qualname,
+            line=target.line,
+            status="skipped",
+            reason=f"{target.outside}; allow it with probe_allow",
+        )
+        for target in plan.skipped
+        if in_scope is None or (target.file, target.qualname) in in_scope
+    ]
     measured = _Measured.of(baseline)
-    for target in _targets(project):
-        if not target.outside or _allowed(target, config.probe_allow):
-            probed[target.key] = _target_spec(project, target, measured)
-        elif in_scope is None or (target.file, target.qualname) in in_scope:
-            functions.append(
-                FunctionProbe(
-                    file=target.file,
-                    function=target.qualname,
-                    line=target.line,
-                    status="skipped",
-                    reason=f"{target.outside}; allow it with probe_allow",
-                )
-            )
+    probed = {t.key: _target_spec(project, t, measured) for t in plan.probeable}
     to_witness, witnesses = (
-        _survivors(baseline, mutation, survivors or {}, probed, _index_for(project, survivors))
+        _survivors(baseline, mutation, survivors, probed, _index_for(project, survivors))
         if mutation
         else ([], [])
     )
-    to_witness = input_counts(to_witness, _witness_examples(config))
-    expected = sorted(expected_exceptions(list(project.test_files)))
-    cache = _cache(run, expected, probed)
+    to_witness = input_counts(to_witness, witness_examples(config.probe_examples))
+    cache = _cache(run, plan.expected, probed)
     results: list[FunctionResult | WitnessResult] = []
     to_probe, to_search = [], []
     for spec in probed.values():
@@ -289,9 +334,14 @@ def run_probes(
             to_search.append(survivor)
         else:
             results.append(found)
-    fresh, interrupted, out_of_time = _run_child(
-        run, (list(probed.values()), to_probe, expected), to_search, baseline
+    work = ProbeWork(
+        targets=list(probed.values()),
+        survivors=to_search,
+        items=_work_items(to_probe, to_search),
+        growth_limit_mb=probe_growth_limit_mb(baseline.memory_growth_mb, config.memory_limit_mb),
+        patterns=baseline.compiled_patterns,
     )
+    fresh, interrupted, out_of_time = _run_child(run, processes, work, len(to_probe))
     _keep(cache, probed, to_search, fresh)
     results += fresh
     if not (interrupted or out_of_time):
@@ -405,19 +455,6 @@ def _generated(
     ]
 
 
-_MIN_PROBE_GROWTH_MB = 128
-
-
-def probe_growth_limit_mb(baseline_growth_mb: float, memory_limit_mb: int) -> int:
-    """How far one forked probe may grow: twice what the whole suite grew by in the
-    baseline, 128 MB at least (Hypothesis's own bookkeeping and the inputs it builds).
-    An input that makes the code under test grow past it (a huge repeat count, say)
-    gets a MemoryError there, not at the memory limit, so the probe stage never holds
-    gigabytes."""
-    wanted = max(_MIN_PROBE_GROWTH_MB, math.ceil(2 * baseline_growth_mb))
-    return min(memory_limit_mb, wanted)
-
-
 def _cache(run: RunContext, expected: list[str], targets: Mapping[str, TargetSpec]) -> ProbeCache:
     project, config = run.project, run.config
     settings = {
@@ -435,136 +472,37 @@ def _cache(run: RunContext, expected: list[str], targets: Mapping[str, TargetSpe
 
 
 def _run_child(
-    run: RunContext,
-    functions: tuple[list[TargetSpec], list[TargetSpec], list[str]],
-    survivors: list[SurvivorSpec],
-    baseline: BaselineSection,
+    run: RunContext, processes: ProbeProcesses, work: ProbeWork, functions: int
 ) -> tuple[list[FunctionResult | WitnessResult], bool, bool]:
-    """Start one probe process per share of the work, all under the sandbox. `functions`:
-    every probeable function (a witness search may call any), those to probe, and the
-    exceptions the tests expect. Returns the results, whether Ctrl-C stopped them and
-    whether the time budget did."""
-    targets, to_probe, expected = functions
-    total = len(to_probe) + len(survivors)
+    """Hand the work (`functions` to probe, survivors to search) to the probe processes,
+    started (or started early) one per share of it, all under the sandbox. Returns the
+    results, whether Ctrl-C stopped them and whether the time budget did."""
+    total = functions + len(work.survivors)
     if not total:
         return [], False, False
     if run.deadline is not None and time.monotonic() >= run.deadline:
         return [], False, True
-    items = _work_items(to_probe, survivors)
-    with tempfile.TemporaryDirectory(prefix="audit-probes-") as scratch:
-        running: list[tuple[subprocess.Popen[bytes], Path]] = []
-
-        def start() -> subprocess.Popen[bytes]:
-            home = Path(scratch) / f"probe-{len(running)}"
-            spec = _spec(
-                run,
-                home,
-                baseline,
-                targets=targets,
-                expected=expected,
-                survivors=survivors,
-                items=items,
-            )
-            running.append((_start(run, home, spec), home))
-            return running[-1][0]
-
-        processes = [start() for _ in range(min(run.config.workers, len(items)))]
-        dispatcher = _Dispatcher(processes, _generated(items, survivors))
-        try:
-            interrupted, out_of_time = _serve(run, running, dispatcher, total, start)
-        finally:
-            _stop(process for process, _ in running)
-        stopped = interrupted or out_of_time
-        return _results_of(running, stopped), interrupted, out_of_time
-
-
-def _results_of(
-    ended: list[tuple[subprocess.Popen[bytes], Path]], stopped: bool
-) -> list[FunctionResult | WitnessResult]:
-    """What every probe process wrote. A process that died (killed, out of memory) loses
-    nothing: its item went to another. Only when none wrote anything and one failed is
-    the probe stage itself broken (it cannot start, say), and the run says so."""
-    results: list[FunctionResult | WitnessResult] = []
-    for _, home in ended:
-        results += _read_results(home / "results.jsonl")
-    failed = [(process, home) for process, home in ended if process.returncode and not stopped]
-    if failed and not results:
-        process, home = failed[0]
-        why = _last_line(home / "output.log")
-        raise ProbeError(f"the probe process failed (exit {process.returncode}): {why}")
-    return results
-
-
-def _witness_examples(config: AuditConfig) -> int:
-    """Inputs a witness search tries: three times a function's probes (docs/probes.md)."""
-    return config.probe_examples * 3
-
-
-def _spec(
-    run: RunContext,
-    home: Path,
-    baseline: BaselineSection,
-    *,
-    targets: list[TargetSpec],
-    expected: list[str],
-    survivors: list[SurvivorSpec],
-    items: list[WorkItem],
-) -> ProbeSpec:
-    """A probe process's spec, in its own folder, with its limits."""
-    project, config = run.project, run.config
-    (home / "tmp").mkdir(parents=True)
-    results_file = home / "results.jsonl"
-    results_file.touch()
-    return ProbeSpec(
-        root=str(project.root),
-        source_files=[os.path.realpath(path) for path in project.source_files],
-        allowed_roots=[str(home), *config.allow_write],
-        guard=run.isolation.level != "none",
-        memory_limit_mb=config.memory_limit_mb,
-        growth_limit_mb=probe_growth_limit_mb(baseline.memory_growth_mb, config.memory_limit_mb),
-        log_file=str(home / "output.log"),
-        results_file=str(results_file),
-        max_examples=config.probe_examples,
-        witness_examples=_witness_examples(config),
-        time_budget=config.probe_time_budget,
-        call_timeout=min(0.5, config.probe_time_budget / 4),
-        expected_exceptions=expected,
-        targets=targets,
-        survivors=survivors,
-        items=items,
-        patterns=baseline.compiled_patterns,
-    )
-
-
-def _start(run: RunContext, home: Path, spec: ProbeSpec) -> subprocess.Popen[bytes]:
-    wire.write(home / "spec.json", spec)
-    return subprocess.Popen(
-        run.isolation.wrap(
-            [sys.executable, "-m", "auditor.probes.child", str(home / "spec.json")],
-            home=str(home),
-            overlaid=run.config.allow_write,
-        ),
-        cwd=run.project.root,
-        env=_environment(run.project, home / "tmp", run.isolation),
-        stdin=subprocess.PIPE,  # closed when audit dies: the probe process then stops
-        stdout=subprocess.PIPE,  # where it asks for work
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    processes.hand(work)
+    while len(processes.running) < min(run.config.workers, len(work.items)):
+        processes.start()
+    generates = _generated(work.items, work.survivors)
+    dispatcher = _Dispatcher([process for process, _ in processes.running], generates)
+    try:
+        interrupted, out_of_time = _serve(run, processes, dispatcher, total)
+    finally:
+        processes.stop()
+    return processes.results(interrupted or out_of_time), interrupted, out_of_time
 
 
 def _serve(
-    run: RunContext,
-    running: list[tuple[subprocess.Popen[bytes], Path]],
-    dispatcher: _Dispatcher,
-    total: int,
-    start: Callable[[], subprocess.Popen[bytes]],
+    run: RunContext, processes: ProbeProcesses, dispatcher: _Dispatcher, total: int
 ) -> tuple[bool, bool]:
     """Hand out work and report progress until the processes end, their deadline passes or
     the run's time budget does; whether Ctrl-C or the budget stopped them. When every
     process has ended with work left (killed from outside), one more is started for it,
     as many times at most as processes were started at first."""
     deadline = time.monotonic() + total * (run.config.probe_time_budget + 1) + 60
+    running = processes.running
     replacements = len(running)
     done = 0
     try:
@@ -575,7 +513,7 @@ def _serve(
                 if not dispatcher.left or not replacements:
                     break
                 replacements -= 1
-                dispatcher.add(start())
+                dispatcher.add(processes.start())
             if time.monotonic() > deadline:
                 break
             if run.deadline is not None and time.monotonic() >= run.deadline:
@@ -588,16 +526,6 @@ def _serve(
     except KeyboardInterrupt:
         return True, False  # keep what has come in; the report says incomplete
     return False, False
-
-
-def _stop(processes: Iterable[subprocess.Popen[bytes]]) -> None:
-    for process in processes:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                stream.close()
 
 
 class _Dispatcher:
@@ -688,20 +616,3 @@ class _Dispatcher:
 def _count_lines(path: Path) -> int:
     with path.open("rb") as results:
         return sum(1 for _ in results)
-
-
-def _read_results(path: Path) -> list[ProbeResult]:
-    parsed: list[ProbeResult] = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            parsed.append(wire.decode(ProbeResult, line))
-        except ValueError:
-            continue  # a line cut short by a killed process
-    return parsed
-
-
-def _last_line(log: Path) -> str:
-    if not log.exists():
-        return ""
-    lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-    return lines[-1] if lines else ""

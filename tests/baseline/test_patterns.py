@@ -20,7 +20,7 @@ from auditor.discovery.project import discover
 from auditor.mutation.cache import ResultCache
 from auditor.mutation.executor import PoolSettings, RunnerPool
 from auditor.mutation.protocol import Job, JobResult
-from auditor.probes.protocol import FunctionResult
+from auditor.probes.protocol import FunctionResult, ProbeWork
 from auditor.probes.targets import find_targets
 from tests.conftest import one_module_project, probe_spec, target_spec
 
@@ -209,16 +209,21 @@ def test_a_probe_process_compiles_the_patterns_before_its_first_fork(tmp_path, p
         results_file=str(tmp_path / "results.jsonl"),
         log_file=str(tmp_path / "output.log"),
         max_examples=5,
+        modules=["warmth"],
+    )
+    work = ProbeWork(
         targets=[target_spec(target.key, str(tmp_path / "warmth.py"), "warmth", target.line)],
+        survivors=[],
         items=[("probe", target.key)],
         patterns=patterns,
     )
     wire.write(tmp_path / "spec.json", spec)
+    wire.write(tmp_path / "work.json", work)
     done = subprocess.run(
         [sys.executable, "-m", "auditor.probes.child", str(tmp_path / "spec.json")],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(tmp_path)},
-        input=b"0\n\n",
+        input=f"{tmp_path / 'work.json'}\n0\n\n".encode(),
         capture_output=True,
         timeout=60,
     )

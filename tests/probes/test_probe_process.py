@@ -19,6 +19,7 @@ from auditor.probes.protocol import (
     SEARCH_CHUNK,
     FunctionResult,
     ProbeSpec,
+    ProbeWork,
     SurvivorSpec,
     TargetSpec,
     search_items,
@@ -159,8 +160,6 @@ def halve(n: int) -> int:
 
 def _spec(tmp_path: Path) -> ProbeSpec:
     (tmp_path / "pkg.py").write_text(textwrap.dedent(_CODE), encoding="utf-8")
-    target = find_targets(tmp_path / "pkg.py", "pkg.py", "pkg")[0]
-    spec = target_spec(target.key, str(tmp_path / "pkg.py"), "pkg", target.line)
     (tmp_path / "results.jsonl").touch()
     return ProbeSpec(
         root=str(tmp_path),
@@ -168,7 +167,6 @@ def _spec(tmp_path: Path) -> ProbeSpec:
         allowed_roots=[str(tmp_path)],
         guard=False,
         memory_limit_mb=2048,
-        growth_limit_mb=256,
         log_file=str(tmp_path / "output.log"),
         results_file=str(tmp_path / "results.jsonl"),
         max_examples=20,
@@ -176,16 +174,15 @@ def _spec(tmp_path: Path) -> ProbeSpec:
         time_budget=10,
         call_timeout=0.5,
         expected_exceptions=[],
-        targets=[spec],
-        survivors=[],
-        items=[("probe", spec.key)],
+        modules=["pkg"],
     )
 
 
-def _start(tmp_path: Path, sandbox: str = "none") -> subprocess.Popen[bytes]:
+def _start(tmp_path: Path, sandbox: str = "none", handed: bool = True) -> subprocess.Popen[bytes]:
+    """A probe process of `pkg.halve`; `handed`: given its work (probe `halve`) at once."""
     wire.write(tmp_path / "spec.json", _spec(tmp_path))
     command = [sys.executable, "-m", "auditor.probes.child", str(tmp_path / "spec.json")]
-    return subprocess.Popen(
+    process = subprocess.Popen(
         isolation.choose(sandbox).wrap(command, home=str(tmp_path)),
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(tmp_path)},
@@ -193,6 +190,20 @@ def _start(tmp_path: Path, sandbox: str = "none") -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         start_new_session=True,
     )
+    if handed:
+        _hand(process, tmp_path)
+    return process
+
+
+def _hand(process: subprocess.Popen[bytes], tmp_path: Path) -> None:
+    """The work: probing `halve`, with what the baseline saw of it (nothing)."""
+    assert process.stdin is not None
+    target = find_targets(tmp_path / "pkg.py", "pkg.py", "pkg")[0]
+    spec = target_spec(target.key, str(tmp_path / "pkg.py"), "pkg", target.line)
+    work = ProbeWork(targets=[spec], survivors=[], items=[("probe", target.key)])
+    wire.write(tmp_path / "work.json", work)
+    process.stdin.write(f"{tmp_path / 'work.json'}\n".encode())
+    process.stdin.flush()
 
 
 def _asks(process: subprocess.Popen[bytes]) -> bool:
@@ -215,6 +226,41 @@ def test_the_probe_process_runs_what_it_is_handed_and_ends_when_told(tmp_path):
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
     results = [wire.decode(FunctionResult, line) for line in lines]
     assert [result.probe.function for result in results] == ["halve"]
+
+
+@pytest.mark.slow
+def test_a_probe_process_started_before_its_work_waits_for_it_then_does_it(tmp_path):
+    process = _start(tmp_path, handed=False)
+    assert process.stdout is not None and process.stdin is not None
+    ready, _, _ = select.select([process.stdout], [], [], 5)
+    assert not ready  # it asks for no item before it has the work
+    _hand(process, tmp_path)
+    assert _asks(process)
+    process.stdin.write(b"0\n")
+    process.stdin.flush()
+    assert _asks(process)
+    process.stdin.write(b"\n")
+    process.stdin.flush()
+    assert process.wait(timeout=30) == 0
+    (line,) = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert wire.decode(FunctionResult, line).probe.status == "probed"
+
+
+def test_a_probe_process_told_there_is_no_work_ends_with_no_results(tmp_path):
+    process = _start(tmp_path, handed=False)
+    assert process.stdin is not None
+    process.stdin.write(b"\n")
+    process.stdin.flush()
+    assert process.wait(timeout=30) == 0
+    assert (tmp_path / "results.jsonl").read_text() == ""
+
+
+def test_a_probe_process_waiting_for_its_work_stops_when_audit_dies(tmp_path):
+    process = _start(tmp_path, handed=False)
+    assert process.stdin is not None
+    process.stdin.close()  # what audit's death does to the pipe
+    assert process.wait(timeout=30) == -9
+    assert (tmp_path / "results.jsonl").read_text() == ""
 
 
 def test_the_probe_process_stops_when_audit_dies(tmp_path):

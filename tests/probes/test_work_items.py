@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from auditor.probes import child
-from auditor.probes.protocol import TargetSpec
+from auditor.probes.protocol import ProbeWork, TargetSpec
 from tests.conftest import probe_spec, source_module, target_spec
 
 SOURCE = """
@@ -60,11 +60,12 @@ def _probed(module: tuple[str, Path], target: TargetSpec, time_budget: float) ->
         source_files=[str(path.resolve())],
         max_examples=20,
         time_budget=time_budget,
-        targets=[target],
-        items=[("probe", target.key)],
+        modules=[module[0]],
     )
     results = io.StringIO()
-    child._Work(spec, results).probe(target.key)
+    work = child._Work(spec, results)
+    work.prepare(ProbeWork(targets=[target], survivors=[], items=[], growth_limit_mb=4096))
+    work.probe(target.key)
     (result,) = [json.loads(line) for line in results.getvalue().splitlines()]
     return result["probe"]
 

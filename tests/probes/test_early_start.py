@@ -1,0 +1,64 @@
+"""After a change, the probe processes start with the baseline, so that they are ready
+when the probe stage hands them the work; a first run's baseline and mutants keep every
+core busy, and a rerun with nothing changed has nothing new to probe."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from auditor.config import AuditConfig
+from auditor.pipeline import run_audit
+from auditor.progress import SilentProgress
+
+
+def _probe_processes_of(pid: int) -> list[int]:
+    """The probe processes `pid` started (each its direct child, in a sandbox or not)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == pid and b"auditor.probes.child" in command:
+            found.append(int(entry.name))
+    return found
+
+
+class _WatchTheProbeStage(SilentProgress):
+    """Records the probe processes already running when the probe stage begins."""
+
+    def __init__(self) -> None:
+        self.at_probe_stage: list[int] | None = None
+
+    def start(self, stage: str, total: int | None = None) -> None:
+        if stage == "probe":
+            self.at_probe_stage = _probe_processes_of(os.getpid())
+
+
+def _audit(root: Path) -> tuple[list[int] | None, list[int]]:
+    """The probe processes running when the probe stage began, and those left after."""
+    watch = _WatchTheProbeStage()
+    run_audit(["tests_strong"], AuditConfig(jobs=2), root, watch)
+    return watch.at_probe_stage, _probe_processes_of(os.getpid())
+
+
+@pytest.mark.slow
+def test_the_probe_processes_start_with_the_baseline_after_a_change_only(project_copy):
+    root = project_copy("ledger")
+    accounts = root / "ledger" / "accounts.py"
+    old = "return debit - credit if self.kind.debit_normal else credit - debit"
+    new = "return (debit - credit) if self.kind.debit_normal else (credit - debit)"
+
+    first_run = _audit(root)
+    accounts.write_text(accounts.read_text().replace(old, new))
+    after_the_change = _audit(root)
+    nothing_changed = _audit(root)
+
+    assert new in accounts.read_text()
+    assert first_run == ([], [])  # every core runs mutants: nothing to overlap
+    assert len(after_the_change[0] or []) == 2 and after_the_change[1] == []  # one a worker
+    assert nothing_changed == ([], [])  # nothing new to probe
