@@ -497,8 +497,10 @@ def _run_child(
 def _serve(
     run: RunContext, processes: ProbeProcesses, dispatcher: _Dispatcher, total: int
 ) -> tuple[bool, bool]:
-    """Hand out work and report progress until the processes end, their deadline passes or
-    the run's time budget does; whether Ctrl-C or the budget stopped them. When every
+    """Hand out work and report progress until every item is done (a process still
+    starting then stops: a second process started beside an early one takes seconds to
+    start, for a change's two or three items), the processes end, their deadline passes
+    or the run's time budget does; whether Ctrl-C or the budget stopped them. When every
     process has ended with work left (killed from outside), one more is started for it,
     as many times at most as processes were started at first."""
     deadline = time.monotonic() + total * (run.config.probe_time_budget + 1) + 60
@@ -519,6 +521,8 @@ def _serve(
             if run.deadline is not None and time.monotonic() >= run.deadline:
                 return False, True
             dispatcher.serve(timeout=0.1)
+            if dispatcher.finished:
+                break  # a process still starting would only be told there is no more
             lines = sum(_count_lines(home / "results.jsonl") for _, home in running)
             if lines != done:
                 done = lines
@@ -553,6 +557,12 @@ class _Dispatcher:
     def left(self) -> bool:
         """Whether some item has not been handed out (or came back from a dead process)."""
         return bool(self._left)
+
+    @property
+    def finished(self) -> bool:
+        """Whether every item has been handed out and done (its results written before
+        its process asked again)."""
+        return not self._left and all(item is None for item in self._working_on.values())
 
     @property
     def listening(self) -> bool:

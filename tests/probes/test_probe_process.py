@@ -119,6 +119,34 @@ def test_each_item_goes_once_to_whichever_process_asks(tmp_path):
     assert len(slow) <= 3 < len(fast)
 
 
+@pytest.mark.slow
+def test_the_work_is_done_without_waiting_for_a_process_still_starting(tmp_path):
+    """A second process started beside an early one takes seconds to start; with every
+    item done it would only be told there is no more."""
+    record = tmp_path / "record.txt"
+    worker = subprocess.Popen(
+        [sys.executable, "-c", _WORKER, "0", str(record)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    starting = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    dispatcher = _Dispatcher([worker, starting], [frozenset()] * 3)
+    deadline = time.monotonic() + 30
+    while not dispatcher.finished and time.monotonic() < deadline:
+        dispatcher.serve(timeout=0.1)
+    done = record.read_text().split()
+    still_starting = starting.poll() is None
+    for process in (worker, starting):
+        process.kill()
+        process.wait()
+    assert dispatcher.finished and still_starting
+    assert [int(n) for n in done] == [0, 1, 2]
+
+
 _DIES_ON_ITS_FIRST_ITEM = """
 import os, sys
 os.write(1, b"\\n")
