@@ -343,6 +343,21 @@ def differences(first: Any, second: Any, where: str = "report") -> list[str]:
     return [f"{where}: {repr(first)[:300]} != {repr(second)[:300]}"]
 
 
+def children_running(pid: int, module: str) -> list[int]:
+    """The processes `pid` started (each its direct child) that run `module`, in a
+    sandbox or not (the sandbox's wrapper names it in its command line)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == pid and module.encode() in command:
+            found.append(int(entry.name))
+    return found
+
+
 def copy_fixture(name: str, target: Path) -> Path:
     """A fixture project copied to `target`, without what runs leave in it (`.audit/`
     from the README's demo run, bytecode)."""

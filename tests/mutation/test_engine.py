@@ -17,6 +17,7 @@ from auditor.mutation.estimates import overheads
 from auditor.mutation.protocol import JobResult
 from tests.conftest import (
     cached_results,
+    children_running,
     mutants_of,
     report_differences,
     run_audit,
@@ -431,17 +432,8 @@ def test_sigkill_during_mutation_leaves_the_tree_alone_and_the_rerun_resumes(
 
 
 def _runners_started_by(pid: int) -> list[int]:
-    """The mutation runners `pid` started (each its direct child, in a sandbox or not)."""
-    runners = []
-    for entry in Path("/proc").iterdir():
-        try:
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            command = (entry / "cmdline").read_bytes()
-        except (OSError, IndexError, ValueError):
-            continue
-        if parent == pid and b"auditor.mutation.runner" in command:
-            runners.append(int(entry.name))
-    return runners
+    """The mutation runners `pid` started."""
+    return children_running(pid, "auditor.mutation.runner")
 
 
 def _runners_at_smells(root: Path, edits: list[Callable[[], None]]) -> list[list[int]]:

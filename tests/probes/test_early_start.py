@@ -12,20 +12,11 @@ import pytest
 from auditor.config import AuditConfig
 from auditor.pipeline import run_audit
 from auditor.progress import SilentProgress
+from tests.conftest import children_running
 
 
 def _probe_processes_of(pid: int) -> list[int]:
-    """The probe processes `pid` started (each its direct child, in a sandbox or not)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            command = (entry / "cmdline").read_bytes()
-        except (OSError, IndexError, ValueError):
-            continue
-        if parent == pid and b"auditor.probes.child" in command:
-            found.append(int(entry.name))
-    return found
+    return children_running(pid, "auditor.probes.child")
 
 
 class _WatchTheProbeStage(SilentProgress):
