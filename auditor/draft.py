@@ -55,7 +55,7 @@ class Draft:
     """Ctrl-C in a stage that keeps what came before (escalation)."""
     workers: MutationWorkers | None = None
     early_probes: EarlyProbes | None = None
-    """The probe processes started with the baseline, for the probe stage to hand work to."""
+    """The probe process started after a change's baseline, for the probe stage to use."""
 
     def add(self, **sections: object) -> Draft:
         return dataclasses.replace(self, **sections)

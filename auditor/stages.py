@@ -56,30 +56,26 @@ class MutationWorkers:
 
 
 def measure_baseline(run: RunContext, draft: Draft) -> Draft:
-    early = start_early(run) if _probes_early(run, draft) else None
     store = ResultCache(run.project.root, run.cache_read_only)
     try:
         baseline, coverage = run_baseline(run, store)
-    except BaseException:
-        if early is not None:
-            early[1].close()
-        raise
     finally:
         store.close()
-    if early is not None and kept_whole(baseline):
-        early[1].close()  # nothing changed: nothing new to probe
-        early = None
+    early = start_early(run) if _probes_early(run, draft, baseline) else None
     if draft.workers is not None:
         draft.workers.start_runners(run, baseline)
     return draft.add(baseline=baseline, coverage=coverage, early_probes=early)
 
 
-def _probes_early(run: RunContext, draft: Draft) -> bool:
-    """Whether the probe processes start with the baseline: after a change, whose tests
-    and mutants are few, so that their start (Python, Hypothesis, the code under test)
-    is not waited for. Not on a first run, whose baseline and mutants keep every core
-    busy."""
-    return run.config.probes and draft.workers is not None and not first_run(run)
+def _probes_early(run: RunContext, draft: Draft, baseline: BaselineSection) -> bool:
+    """Whether a probe process starts once the baseline is measured: after a change,
+    whose mutants are few, so that its start (Python, Hypothesis, the code under test)
+    is not waited for. Not during the baseline, whose test run and flaky rerun keep both
+    cores busy; not on a first run, whose mutants do; not on a rerun with nothing
+    changed, which has nothing new to probe."""
+    if not run.config.probes or draft.workers is None or kept_whole(baseline):
+        return False
+    return not first_run(run)
 
 
 def find_smells(run: RunContext, draft: Draft) -> Draft:

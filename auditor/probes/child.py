@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, NoReturn
 
 from auditor.baseline.patterns import compile_all
 from auditor.containment import wire
@@ -225,7 +225,6 @@ class _Audit:
             return wire.decode(ProbeWork, Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             _stop_here()
-            raise  # not reached
 
     def orders(self) -> Iterator[int]:
         """The index of each item of the work this process is to do."""
@@ -240,7 +239,7 @@ class _Audit:
                 _stop_here()
 
 
-def _stop_here() -> None:
+def _stop_here() -> NoReturn:
     """Stops this process group: whatever the signal reached, the work waits on audit."""
     with contextlib.suppress(OSError):
         os.killpg(os.getpgrp(), signal.SIGKILL)

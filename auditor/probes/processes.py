@@ -4,9 +4,9 @@ each in a folder of its own.
 A process starts with what is known before any test runs (`ProbeSpec`: the modules to
 import, the exceptions the tests expect, the limits) and gets the work (`ProbeWork`: the
 functions with what the baseline saw of them, the survivors) once the mutation stage has
-found them. Started with the baseline of a change, they are ready when the probes start:
-their start (Python, Hypothesis, the code under test) took 1.7-1.8 s of a marshmallow
-change's 2.2-2.8 s probe stage."""
+found them. Started after a change's baseline, one is ready when the probes start: its
+start (Python, Hypothesis, the code under test) took 1.7-1.8 s of a marshmallow change's
+2.2-2.8 s probe stage."""
 
 from __future__ import annotations
 

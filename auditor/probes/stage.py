@@ -253,16 +253,15 @@ class ProbePlan:
 
 
 EarlyProbes = tuple[ProbePlan, ProbeProcesses]
-"""What `start_early` started: the plan and its processes."""
+"""What `start_early` started: the plan and its process."""
 
 
 def start_early(run: RunContext) -> EarlyProbes:
-    """The plan, and a probe process per worker started now, for the probe stage to hand
-    the work to (`run_probes`): their start then overlaps the stages before it."""
+    """The plan, and a probe process started now, for the probe stage to hand the work
+    to (`run_probes`): its start then overlaps the stages before it."""
     plan = ProbePlan.of(run)
     processes = plan.processes(run, searches=True)
-    for _ in range(run.config.workers):
-        processes.start()
+    processes.start()
     return plan, processes
 
 
