@@ -11,6 +11,7 @@ logging calls, `__repr__`, dunder assignments such as `__all__`, `if __name__ ==
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -204,6 +205,32 @@ def _assigns_dunder(node: cst.CSTNode) -> bool:
     )
 
 
+_SKIPPABLE = (
+    cst.Annotation,
+    cst.Decorator,
+    cst.If,
+    cst.Call,
+    cst.FunctionDef,
+    cst.SimpleStatementLine,
+    cst.Import,
+    cst.ImportFrom,
+    cst.Global,
+    cst.Nonlocal,
+    cst.TypeAlias,
+    cst.AnnAssign,
+    cst.Assign,
+)
+"""The nodes `_SiteCollector` may skip for what they are; any other is skipped only on
+a line marked not to mutate."""
+
+
+@functools.cache
+def _may_be_skipped(kind: type[cst.CSTNode]) -> bool:
+    """Whether nodes of this type may be skipped for what they are: asked once per type,
+    not of each of a file's tens of thousands of nodes."""
+    return issubclass(kind, _SKIPPABLE)
+
+
 class _SiteCollector(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
@@ -223,6 +250,7 @@ class _SiteCollector(cst.CSTVisitor):
         self.skipped_nodes: set[int] = set()
         self.sites: list[Site] = []
         self.ordinals: dict[str, int] = {}
+        self._operators_by_type: dict[type[cst.CSTNode], list[Operator]] = {}
 
     def _offset(self, line: int, column: int) -> int:
         return self.line_offsets[line - 1] + column
@@ -253,6 +281,12 @@ class _SiteCollector(cst.CSTVisitor):
         return _Scope("", 0, 0, 0, ())
 
     def _should_skip(self, node: cst.CSTNode) -> bool:
+        if _may_be_skipped(type(node)) and self._skipped_for_what_it_is(node):
+            return True
+        position = self._position(node)
+        return bool(position and position.start.line in self.no_mutate_lines)
+
+    def _skipped_for_what_it_is(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.Annotation, cst.Decorator)):
             return True
         if isinstance(node, cst.If) and (_is_type_checking_block(node) or _is_main_guard(node)):
@@ -273,10 +307,7 @@ class _SiteCollector(cst.CSTVisitor):
             return True
         if _is_type_alias(node) or _is_typing_only(node):
             return True
-        if isinstance(node, cst.FunctionDef) and _is_stub(node) and self._in_protocol():
-            return True
-        position = self._position(node)
-        return bool(position and position.start.line in self.no_mutate_lines)
+        return isinstance(node, cst.FunctionDef) and _is_stub(node) and self._in_protocol()
 
     def _in_protocol(self) -> bool:
         owner = self.scopes[-1][1] if self.scopes else None
@@ -325,10 +356,19 @@ class _SiteCollector(cst.CSTVisitor):
             return before - 1, end
         return start, end
 
+    def _operators_for(self, node: cst.CSTNode) -> list[Operator]:
+        """The operators whose node type `node` is, looked up once per type: checking
+        each node against every operator's types (abstract classes among them) was half
+        the time of finding a file's sites."""
+        kind = type(node)
+        found = self._operators_by_type.get(kind)
+        if found is None:
+            found = [op for op in self.operators if isinstance(node, op.node_type)]
+            self._operators_by_type[kind] = found
+        return found
+
     def _collect(self, node: cst.CSTNode) -> None:
-        for operator in self.operators:
-            if not isinstance(node, operator.node_type):
-                continue
+        for operator in self._operators_for(node):
             if isinstance(node, cst.FunctionDef):
                 self.scopes.append((node.name.value, node))
                 try:
