@@ -240,9 +240,9 @@ def _asks(process: subprocess.Popen[bytes]) -> bool:
     return bool(ready) and os.read(process.stdout.fileno(), 1) == b"\n"
 
 
-@pytest.mark.slow
-def test_the_probe_process_runs_what_it_is_handed_and_ends_when_told(tmp_path):
-    process = _start(tmp_path)
+def _does_the_one_item(process: subprocess.Popen[bytes]) -> int:
+    """Hands the process item 0 when it asks, then no more when it asks again; its exit
+    code."""
     assert process.stdin is not None
     assert _asks(process)
     process.stdin.write(b"0\n")
@@ -250,7 +250,13 @@ def test_the_probe_process_runs_what_it_is_handed_and_ends_when_told(tmp_path):
     assert _asks(process)
     process.stdin.write(b"\n")
     process.stdin.flush()
-    assert process.wait(timeout=30) == 0
+    return process.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_the_probe_process_runs_what_it_is_handed_and_ends_when_told(tmp_path):
+    process = _start(tmp_path)
+    assert _does_the_one_item(process) == 0
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
     results = [wire.decode(FunctionResult, line) for line in lines]
     assert [result.probe.function for result in results] == ["halve"]
@@ -263,13 +269,7 @@ def test_a_probe_process_started_before_its_work_waits_for_it_then_does_it(tmp_p
     ready, _, _ = select.select([process.stdout], [], [], 5)
     assert not ready  # it asks for no item before it has the work
     _hand(process, tmp_path)
-    assert _asks(process)
-    process.stdin.write(b"0\n")
-    process.stdin.flush()
-    assert _asks(process)
-    process.stdin.write(b"\n")
-    process.stdin.flush()
-    assert process.wait(timeout=30) == 0
+    assert _does_the_one_item(process) == 0
     (line,) = (tmp_path / "results.jsonl").read_text().splitlines()
     assert wire.decode(FunctionResult, line).probe.status == "probed"
 
