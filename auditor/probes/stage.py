@@ -276,10 +276,11 @@ def run_probes(
     witness searches run; `early`: what `start_early` started, which this stops. Probes
     still running when the run's time budget runs out are stopped, and what came in is
     kept."""
-    plan, processes = early or (None, None)
-    if plan is None or processes is None:
+    if early is None:
         plan = ProbePlan.of(run)
         processes = plan.processes(run, searches=bool(survivors))
+    else:
+        plan, processes = early
     try:
         return _probed(run, baseline, mutation, survivors or {}, plan, processes)
     finally:
