@@ -45,14 +45,22 @@ class ProbeCache:
         self._salt = digest.hexdigest()
         self._cache = cache
         self._targets = targets
+        self._contents: dict[str, str] = {}
+        """Each target's content as JSON, made once: a witness search's key holds the
+        content of every function it searches through, and many survivors share them."""
 
     def _key(self, kind: str, spec: TargetSpec | SurvivorSpec) -> str:
         if isinstance(spec, SurvivorSpec):
-            searched = [_target_content(self._targets[key]) for key in spec.targets]
-            content = json.dumps([spec.content(), searched])
+            searched = ", ".join(self._content(self._targets[key]) for key in spec.targets)
+            content = f"[{json.dumps(spec.content())}, [{searched}]]"
         else:
-            content = json.dumps(_target_content(spec))
+            content = self._content(spec)
         return hashlib.sha256(f"{self._salt}\0{kind}\0{content}".encode()).hexdigest()
+
+    def _content(self, spec: TargetSpec) -> str:
+        if spec.key not in self._contents:
+            self._contents[spec.key] = json.dumps(_target_content(spec))
+        return self._contents[spec.key]
 
     def probes(self, spec: TargetSpec) -> FunctionResult | None:
         value = self._cache.get_probe(self._key("probe", spec))
