@@ -82,7 +82,11 @@ def scores_of(verdicts: Iterable[Verdict]) -> MutationScores:
 
 def caught_by_a_check(mutant: Mutant) -> bool:
     """Whether a failing check of some test killed it (any test, when all killers ran)."""
-    return mutant.kill_kind == "assertion" or any(k.kind == "assertion" for k in mutant.kills)
+    return failed_a_check(mutant.kill_kind, mutant.kills)
+
+
+def failed_a_check(kill_kind: str, kills: Iterable[Kill]) -> bool:
+    return kill_kind == "assertion" or any(kill.kind == "assertion" for kill in kills)
 
 
 def killers(mutant: Mutant) -> list[Kill]:

@@ -27,7 +27,7 @@ from auditor.mutation.protocol import Job, JobResult
 from auditor.mutation.ran_code import RanCode
 from auditor.mutation.test_ids import CaseNames
 from auditor.mutation.type_check import reject_ill_typed, rejected_by
-from auditor.mutation.verdicts import to_report
+from auditor.mutation.verdicts import to_report, to_verdict
 from auditor.mutation.verify import verify_sample
 from auditor.mutation.workers import mutation_pool
 from auditor.report import (
@@ -473,7 +473,7 @@ def _project_known(
         )
         if mutant.runnable and result is None:
             continue
-        by_file[mutant.file].append(scoring.Verdict.of(to_report(mutant, result, cached=False)))
+        by_file[mutant.file].append(to_verdict(mutant, result))
     known.record(verdicts.cache, scoped.known_settings, by_file, scoped.files)
     if scoped.scope.kind != "diff":
         return None

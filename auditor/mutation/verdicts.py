@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from auditor.mutation.plan import PlannedMutant
 from auditor.mutation.protocol import JobResult
+from auditor.mutation.scoring import Verdict, failed_a_check
 from auditor.report import Kill, Mutant
 
 
@@ -19,9 +20,21 @@ def _kills(result: JobResult | None, status: str) -> tuple[list[Kill], str]:
     return kills, kind
 
 
+def _status(mutant: PlannedMutant, result: JobResult | None) -> str:
+    return mutant.status or (result.status if result else "RuntimeError")
+
+
+def to_verdict(mutant: PlannedMutant, result: JobResult | None) -> Verdict:
+    """What the scores count of it: `Verdict.of(to_report(...))` without building the
+    report's model (and sorting its covering tests), for every mutant a file has."""
+    status = _status(mutant, result)
+    kills, kind = _kills(result, status)
+    return Verdict(status, kind, status == "Killed" and failed_a_check(kind, kills))
+
+
 def to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) -> Mutant:
     site = mutant.site
-    status = mutant.status or (result.status if result else "RuntimeError")
+    status = _status(mutant, result)
     kills, kind = _kills(result, status)
     return Mutant(
         id=mutant.id,
