@@ -11,7 +11,7 @@ survivors are the evidence.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from auditor.discovery.test_source import read_test_source
@@ -29,6 +29,9 @@ def assertion_evidence(
     caught: dict[tuple[str, int], list[str]] = defaultdict(list)
     held: dict[tuple[str, int], list[str]] = defaultdict(list)
     test_at: dict[tuple[str, int], str] = {}
+    checks_run: dict[tuple[str, ...], set[tuple[str, int]]] = {}
+    """The checks each set of covering tests runs: the survivors of a line, or of a
+    module's import-time code, share their set, often of every test."""
     for mutant in mutants:
         if mutant.status == "Killed":
             for kill in killers(mutant):
@@ -37,13 +40,10 @@ def assertion_evidence(
                     caught[(file, kill.line)].append(mutant.id)
                     test_at.setdefault((file, kill.line), qualname)
         elif mutant.status == "Survived":
-            places = set()
-            for nodeid in mutant.covered_by:
-                file, qualname = split_nodeid(nodeid)
-                for line in lines_of.get(file, {}).get(qualname, ()):
-                    places.add((file, line))
-                    test_at.setdefault((file, line), qualname)
-            for place in places:
+            covering = tuple(mutant.covered_by)
+            if covering not in checks_run:
+                checks_run[covering] = _checks_of(covering, lines_of, test_at)
+            for place in checks_run[covering]:
                 held[place].append(mutant.id)
     return [
         CheckEvidence(
@@ -57,6 +57,22 @@ def assertion_evidence(
         )
         for file, line in sorted(set(caught) | set(held))
     ]
+
+
+def _checks_of(
+    tests: Iterable[str],
+    lines_of: Mapping[str, Mapping[str, tuple[int, ...]]],
+    test_at: dict[tuple[str, int], str],
+) -> set[tuple[str, int]]:
+    """The checks these tests run, as (file, line); each check's test, where it has none
+    yet, goes into `test_at`."""
+    places = set()
+    for nodeid in tests:
+        file, qualname = split_nodeid(nodeid)
+        for line in lines_of.get(file, {}).get(qualname, ()):
+            places.add((file, line))
+            test_at.setdefault((file, line), qualname)
+    return places
 
 
 def split_nodeid(nodeid: str) -> tuple[str, str]:
