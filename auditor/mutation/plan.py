@@ -96,6 +96,12 @@ class PlannedMutant:
     def runnable(self) -> bool:
         return self.status is None
 
+    def covering(self) -> list[str]:
+        """Its tests and those whose subprocesses run it, by name (`Mutant.covered_by`)."""
+        if self.tests_run is not None and not self.subprocess_reach:
+            return self.tests_run.by_name
+        return sorted({*self.tests, *self.subprocess_reach})
+
 
 @dataclass(frozen=True)
 class TestSet:
@@ -111,6 +117,11 @@ class TestSet:
     """The function bodies they ran (`ran_code`)."""
     duration: float
     """Their baseline time together."""
+
+    @functools.cached_property
+    def by_name(self) -> list[str]:
+        """Sorted by name once: every mutant of these tests reports them so."""
+        return sorted(self.ordered)
 
 
 @dataclass(frozen=True)

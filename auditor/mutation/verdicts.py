@@ -52,7 +52,7 @@ def to_report(mutant: PlannedMutant, result: JobResult | None, cached: bool) -> 
         status=status,
         status_reason=mutant.status_reason or (result.detail if result else ""),
         path=("copy" if result and result.on_copy else mutant.path) if mutant.runnable else "none",
-        covered_by=sorted({*mutant.tests, *mutant.subprocess_reach}) if mutant.runnable else [],
+        covered_by=mutant.covering() if mutant.runnable else [],
         killed_by=[kill.test for kill in kills] or (result.killed_by if result else []),
         kills=kills,
         kill_kind=kind,
