@@ -3,6 +3,7 @@ process or in a Python subprocess, how long each took, and which code objects ra
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
@@ -71,20 +72,22 @@ def excluded_lines(source: str) -> frozenset[int]:
     default rules (the baseline reads no coverage configuration), those marked
     `# pragma: no cover` and the blocks such a line opens. Empty for a source it cannot
     parse."""
-    from coverage.config import DEFAULT_EXCLUDE
-    from coverage.misc import join_regex
-
-    parser = _parsed(source, join_regex(DEFAULT_EXCLUDE))
+    parser = _parsed(source)
     return frozenset(parser.excluded) if parser is not None else frozenset()
 
 
-def _parsed(source: str, exclude: str | None = None) -> PythonParser | None:
+@functools.lru_cache(maxsize=64)
+def _parsed(source: str) -> PythonParser | None:
+    """coverage.py's parse of a source under its default exclusions, made once for both
+    questions planning asks of a file, and kept for a warm session's next audit."""
+    from coverage.config import DEFAULT_EXCLUDE
     from coverage.exceptions import CoverageException
+    from coverage.misc import join_regex
     from coverage.parser import PythonParser
 
     if not source.strip():  # an empty module: no text for the parser
         return None
-    parser = PythonParser(text=source, exclude=exclude)
+    parser = PythonParser(text=source, exclude=join_regex(DEFAULT_EXCLUDE))
     try:
         parser.parse_source()
     except (CoverageException, SyntaxError, ValueError):
