@@ -42,7 +42,7 @@ from auditor.mutation.lambdas import LambdaBody, lambda_around, lambda_bodies
 from auditor.mutation.ran_code import Code, RanCode
 from auditor.mutation.readers import Binding, Consumers, ReadIndex
 from auditor.mutation.reexecution import Reexecution
-from auditor.mutation.test_ids import cases_by_function
+from auditor.mutation.test_ids import case_function, cases_by_function
 from auditor.report import DataTableSample
 from mutators.base import Operator
 from mutators.registry import UnknownFamily, operators
@@ -246,10 +246,13 @@ class Planner:
         self.everyone = frozenset(self.ran.durations)
         """The tests named for an entry's key (`entry_keys.naming`), among all tests."""
         self.file_digests: dict[str, str] = {}
+        self.test_digests: dict[str, str] = {}
         self.test_sets: dict[tuple[frozenset[str], ...], TestSet] = {}
 
     def _testdigest(self, nodeid: str) -> str:
-        return self._filedigest(nodeid.split("::", 1)[0])
+        if nodeid not in self.test_digests:
+            self.test_digests[nodeid] = self._filedigest(nodeid.split("::", 1)[0])
+        return self.test_digests[nodeid]
 
     def _filedigest(self, file: str) -> str:
         if file not in self.file_digests:
@@ -331,9 +334,16 @@ class Planner:
         return self.test_sets[key]
 
     def _cases(self, tests: Iterable[str]) -> tuple[tuple[str, int, str], ...]:
-        return tuple(
-            (function, n, self._testdigest(function)) for function, n in cases_by_function(tests)
-        )
+        try:
+            named = cases_by_function(tests, self._case_functions.__getitem__)
+        except KeyError:  # a test the baseline did not run
+            named = cases_by_function(tests)
+        return tuple((function, n, self._testdigest(function)) for function, n in named)
+
+    @functools.cached_property
+    def _case_functions(self) -> dict[str, str]:
+        """Each test's function, found once: a planner counts hundreds of sets of them."""
+        return {nodeid: case_function(nodeid) for nodeid in self.everyone}
 
     def _import_time_readers(
         self, file: str, site: Site, file_tests: frozenset[str]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 
@@ -18,10 +18,13 @@ def case_function(nodeid: str) -> str:
     return nodeid.split("[", 1)[0]
 
 
-def cases_by_function(nodeids: Iterable[str]) -> list[tuple[str, int]]:
+def cases_by_function(
+    nodeids: Iterable[str], function_of: Callable[[str], str] = case_function
+) -> list[tuple[str, int]]:
     """Each test function with its number of cases, sorted: what a set of tests is,
-    for a cache key, whatever ids the cases had this time."""
-    return sorted(Counter(case_function(nodeid) for nodeid in nodeids).items())
+    for a cache key, whatever ids the cases had this time. `function_of`: how to get a
+    case's function (`case_function`, or a lookup made of it)."""
+    return sorted(Counter(map(function_of, nodeids)).items())
 
 
 def by_baseline_id(items: Sequence[Any], baseline: Collection[str]) -> dict[str, Any]:
