@@ -7,7 +7,7 @@ score = detected / valid; covered score (PIT's test strength) = detected / cover
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -184,11 +184,13 @@ def states_of_tests(
     covered: dict[str, int] = defaultdict(int)
     kill_sets: dict[str, set[str]] = defaultdict(set)
     unique: dict[str, int] = defaultdict(int)
+    covering_sets: Counter[tuple[str, ...]] = Counter()
+    """Mutants by their covering tests: those of a line, or of a module's import-time
+    code, share them, often every test."""
     for mutant in mutants:
         if mutant.status in ("Ignored", "CompileError", "NoCoverage"):
             continue
-        for nodeid in mutant.covered_by:
-            covered[nodeid] += 1
+        covering_sets[tuple(mutant.covered_by)] += 1
         found = killers(mutant)
         for kill in found:
             if kill.kind == "assertion":
@@ -198,6 +200,9 @@ def states_of_tests(
             kill_sets[kill.test].add(mutant.id)
         if all_killers and len({kill.test for kill in found}) == 1:
             unique[found[0].test] += 1
+    for tests, mutants_covered in covering_sets.items():
+        for nodeid in tests:
+            covered[nodeid] += mutants_covered
     subsumed = _subsumed(kill_sets) if all_killers else {}
     states = []
     for nodeid in sorted(passing):
