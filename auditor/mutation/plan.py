@@ -103,13 +103,17 @@ class PlannedMutant:
         return sorted({*self.tests, *self.subprocess_reach})
 
 
+Cases = tuple[tuple[str, int, str], ...]
+"""Tests by function: the function, its number of cases, its file's digest."""
+
+
 @dataclass(frozen=True)
 class TestSet:
     ordered: list[str]
     """Fastest first (see `Planner._ordered`)."""
     contents: str
     """Digest of `cases` and `code` (part of the cache key)."""
-    cases: tuple[tuple[str, int, str], ...]
+    cases: Cases
     """The tests by function, number of cases and file digest: not by the cases' ids,
     which a parametrization from the clock or a random value (`test_parse[07:29:44]`)
     changes at every collection."""
@@ -248,6 +252,7 @@ class Planner:
         self.file_digests: dict[str, str] = {}
         self.test_digests: dict[str, str] = {}
         self.test_sets: dict[tuple[frozenset[str], ...], TestSet] = {}
+        self.set_contents: dict[frozenset[str], tuple[Cases, Code, str]] = {}
 
     def _testdigest(self, nodeid: str) -> str:
         if nodeid not in self.test_digests:
@@ -323,17 +328,27 @@ class Planner:
                 parts.append((part & everyone).difference(*parts))
             rest = everyone.difference(*parts)
             ordered = [test for part in (*parts, rest) for test in self._ordered(part)]
-            cases, code = self._cases(ordered), self.ran_code.of(ordered)
+            cases, code, contents = self._contents_of(everyone)
             self.test_sets[key] = TestSet(
                 ordered=ordered,
-                contents=digest(cases, code),
+                contents=contents,
                 cases=cases,
                 code=code,
                 duration=sum(self.ran.durations.get(t, 0.0) for t in ordered),  # in a stable order
             )
         return self.test_sets[key]
 
-    def _cases(self, tests: Iterable[str]) -> tuple[tuple[str, int, str], ...]:
+    def _contents_of(self, tests: frozenset[str]) -> tuple[Cases, Code, str]:
+        """What a set of tests is for a cache key, whatever order it runs in: its tests by
+        function, the bodies they ran, and the digest of both. Made once per set: an
+        import-time mutant's tests are ordered by what it reads first, so many orders
+        share one set."""
+        if tests not in self.set_contents:
+            cases, code = self._cases(tests), self.ran_code.of(tests)
+            self.set_contents[tests] = (cases, code, digest(cases, code))
+        return self.set_contents[tests]
+
+    def _cases(self, tests: Iterable[str]) -> Cases:
         try:
             named = cases_by_function(tests, self._case_functions.__getitem__)
         except KeyError:  # a test the baseline did not run
