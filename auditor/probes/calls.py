@@ -489,7 +489,9 @@ class Subject:
             return Outcome("returned", value=value)
         except CallTimeout:
             return Outcome("hung")
-        except Exception as error:
+        except (Exception, SystemExit) as error:
+            # A command's entry point exits on arguments it refuses (argparse): what it
+            # does, as a raise is, not an end of the probe.
             return self._raised(error)
         finally:
             if tracer is not None:

@@ -406,6 +406,35 @@ def test_a_rerun_with_nothing_changed_takes_the_probes_from_the_cache(tmp_path):
     assert again.model_dump(exclude={"duration"}) == first.model_dump(exclude={"duration"})
 
 
+EXITS = """
+import argparse
+
+
+def main(argv: list) -> int:
+    parser = argparse.ArgumentParser(prog="count")
+    parser.add_argument("word")
+    return len(parser.parse_args(argv).word)
+"""
+
+
+def test_a_function_that_exits_the_process_is_probed_and_kept(tmp_path):
+    """A command's entry point exits through argparse on arguments it refuses: that is
+    what it does, not a probe that failed, and a rerun with nothing changed does not
+    probe it again."""
+    root = _project(
+        tmp_path / "exits",
+        EXITS,
+        "from pkg.core import main\n\ndef test_main():\n    assert main(['a']) == 1\n",
+    )
+    first, first_updates = _probed(root)
+    again, again_updates = _probed(root)
+    [probe] = [function for function in first.functions if function.function == "main"]
+    assert probe.status == "probed"
+    assert first_updates > 0
+    assert again_updates == 0
+    assert again.model_dump(exclude={"duration"}) == first.model_dump(exclude={"duration"})
+
+
 def test_a_change_to_the_code_under_test_probes_again(tmp_path):
     root = _project(
         tmp_path / "changed",
