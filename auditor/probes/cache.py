@@ -71,7 +71,7 @@ class ProbeCache:
         return None if value is None else _parsed(WitnessResult, value)
 
     def keep_probes(self, spec: TargetSpec, result: FunctionResult) -> None:
-        if result.probe.status != "failed":  # a probe process that died: try again
+        if not result.ended:  # a probe process that died or ran out of time: try again
             self._cache.put_probe(self._key("probe", spec), wire.encode(result))
 
     def keep_witness(self, spec: SurvivorSpec, result: WitnessResult) -> None:

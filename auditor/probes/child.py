@@ -134,6 +134,10 @@ def _fork_once(
     return text, "", status
 
 
+def _why(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}".splitlines()[0]
+
+
 def _warm_hypothesis() -> None:
     """Hypothesis does some work once per process: it registers its own random generator
     (with a full `gc.collect()`), builds its shrinker's tables, and collects the
@@ -351,16 +355,21 @@ class _Work:
         except NotProbeable as why:
             return _probe(target, "not probeable", str(why), [])
         except Exception as error:
-            reason = f"{type(error).__name__}: {error}".splitlines()[0]
-            return _probe(target, "failed", reason, [])
+            return _probe(target, "failed", _why(error), [])
 
     def _probed(self, key: str) -> FunctionResult:
+        """Its probes' result; `failed` where making it callable or drawing its inputs
+        raised, which it does alike in every run."""
         from auditor.probes.search import probe_function
 
         subject = self._subject(key)
         if isinstance(subject, FunctionProbe):
             return FunctionResult(probe=subject)
-        return probe_function(subject, self.spec)
+        try:
+            return probe_function(subject, self.spec)
+        except Exception as error:
+            failed = _probe(self.targets[key], "failed", _why(error), subject.params)
+            return FunctionResult(probe=failed)
 
     def _params(self, key: str) -> list[ParamStrategy]:
         subject = self._subject(key)
@@ -376,7 +385,8 @@ class _Work:
         # milliseconds): the probe ran out of time or crashed, making it did not.
         shown, _ = _run_forked(lambda: self._params(key), 4 * spec.call_timeout)
         params = [ParamStrategy(**param) for param in json.loads(shown or "[]")]
-        self.emit(FunctionResult(probe=_probe(self.targets[key], "failed", reason, params)))
+        failed = _probe(self.targets[key], "failed", reason, params)
+        self.emit(FunctionResult(probe=failed, ended=True))
 
     def _searched(self, group: str) -> WitnessBatch:
         from auditor.probes.witness import witnesses_for_group

@@ -176,6 +176,10 @@ class FunctionResult:
     probe: FunctionProbe
     findings: list[ProbeFinding] = field(default_factory=list)
     kind: Literal["probes"] = "probes"
+    ended: bool = False
+    """No answer from the code: the probe's process ended or its time ran out (status
+    `failed`). Not kept between runs, so the next run tries again; a function that
+    cannot be made callable fails the same way every run, and is kept."""
 
 
 @dataclass

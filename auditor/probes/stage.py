@@ -411,7 +411,9 @@ def _unanswered(
     probed = {_key(result) for result in fresh if isinstance(result, FunctionResult)}
     searched = {r.witness.mutant_id for r in fresh if isinstance(r, WitnessResult)}
     missing: list[FunctionResult | WitnessResult] = [
-        FunctionResult(probe=_ended_probe(spec)) for spec in to_probe if spec.key not in probed
+        FunctionResult(probe=_ended_probe(spec), ended=True)
+        for spec in to_probe
+        if spec.key not in probed
     ]
     missing += [
         WitnessResult(

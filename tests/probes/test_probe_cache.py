@@ -8,8 +8,8 @@ import dataclasses
 from auditor.mutation.cache import ResultCache
 from auditor.mutation.protocol import Job
 from auditor.probes.cache import ProbeCache
-from auditor.probes.protocol import SurvivorSpec, WitnessResult
-from auditor.report import Witness
+from auditor.probes.protocol import FunctionResult, SurvivorSpec, WitnessResult
+from auditor.report import FunctionProbe, Witness
 from tests.conftest import target_spec
 
 KEY = "shop.py::price"
@@ -58,3 +58,22 @@ def test_code_outside_the_project_root_can_be_kept(tmp_path):
     witness = WitnessResult(witness=Witness(mutant_id="m", status="found", input="price(1)"))
     cache.keep_witness(_survivor(tmp_path), witness)
     assert cache.witness(_survivor(tmp_path)) == witness
+
+
+def _failed(reason: str) -> FunctionProbe:
+    return FunctionProbe(file="shop.py", function="price", line=1, status="failed", reason=reason)
+
+
+def test_a_probe_whose_process_ended_is_not_kept(tmp_path):
+    cache = _cache(tmp_path, observed=[])
+    ended = FunctionResult(probe=_failed("time budget of 10s exceeded"), ended=True)
+    cache.keep_probes(cache._targets[KEY], ended)
+    assert _cache(tmp_path, observed=[]).probes(cache._targets[KEY]) is None
+
+
+def test_a_function_that_cannot_be_made_callable_is_kept_as_failed(tmp_path):
+    """It fails the same way every run: probing it again would only cost the time."""
+    cache = _cache(tmp_path, observed=[])
+    unbuildable = FunctionResult(probe=_failed("TypeError: method expected 2 arguments, got 0"))
+    cache.keep_probes(cache._targets[KEY], unbuildable)
+    assert _cache(tmp_path, observed=[]).probes(cache._targets[KEY]) == unbuildable

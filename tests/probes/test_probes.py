@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import textwrap
 from pathlib import Path
 
@@ -433,6 +434,30 @@ def test_a_function_that_exits_the_process_is_probed_and_kept(tmp_path):
     assert first_updates > 0
     assert again_updates == 0
     assert again.model_dump(exclude={"duration"}) == first.model_dump(exclude={"duration"})
+
+
+UNBUILDABLE = """
+import random
+
+
+def pick(items: list, choice=random.choice):
+    return choice(items)
+"""
+
+
+def test_a_function_that_cannot_be_made_callable_is_not_probed_again(tmp_path):
+    """Its default is a bound method of a C type, which no strategy can make: it fails
+    alike in every run, and its failure is kept as a probe's result is."""
+    root = _project(
+        tmp_path / "unbuildable",
+        UNBUILDABLE,
+        "from pkg.core import pick\n\ndef test_pick():\n    assert pick([1]) == 1\n",
+    )
+    first, _ = _probed(root)
+    [probe] = first.functions
+    assert probe.status == "failed"
+    with sqlite3.connect(root / ".audit" / "cache.sqlite") as kept:
+        assert kept.execute("select count(*) from probes").fetchone() == (1,)
 
 
 def test_a_change_to_the_code_under_test_probes_again(tmp_path):
