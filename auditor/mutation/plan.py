@@ -292,9 +292,7 @@ class Planner:
         Within a class, a test that starts another Python (a CLI test) pays tens of
         milliseconds per process in every child, which no unit test does, and whether
         it does is the same every run."""
-
-        rank = self._run_rank
-        tests = frozenset(tests)
+        rank, tests = self._run_rank, frozenset(tests)
         if rank.keys() >= tests:  # every test the baseline ran: ranked once
             return sorted(tests, key=rank.__getitem__)
         return self._run_order(tests)

@@ -51,6 +51,7 @@ class ProbeCache:
 
     def _key(self, kind: str, spec: TargetSpec | SurvivorSpec) -> str:
         if isinstance(spec, SurvivorSpec):
+            # The text json.dumps([content, [target, ...]]) gives, so kept keys still match.
             searched = ", ".join(self._content(self._targets[key]) for key in spec.targets)
             content = f"[{json.dumps(spec.content())}, [{searched}]]"
         else:

@@ -394,13 +394,15 @@ def _probed(root: Path):
     return report.probes, updates.probe_updates
 
 
-def _probed_again(root: Path):
-    """The probes of a first run, and whether a rerun with nothing changed took them all
-    from the cache (no probe process answered it) and gave the same."""
+def _probed_then_cached(root: Path):
+    """The probes of a first run, once a rerun with nothing changed took them all from
+    the cache (no probe process answered it) and gave the same."""
     first, first_updates = _probed(root)
     again, again_updates = _probed(root)
-    same = again.model_dump(exclude={"duration"}) == first.model_dump(exclude={"duration"})
-    return first, first_updates > 0 and again_updates == 0 and same
+    assert first_updates > 0
+    assert again_updates == 0
+    assert again.model_dump(exclude={"duration"}) == first.model_dump(exclude={"duration"})
+    return first
 
 
 def test_a_rerun_with_nothing_changed_takes_the_probes_from_the_cache(tmp_path):
@@ -409,8 +411,7 @@ def test_a_rerun_with_nothing_changed_takes_the_probes_from_the_cache(tmp_path):
         EQUIVALENT,
         "from pkg.core import clamp\n\ndef test_clamp():\n    assert clamp(5) == 5\n",
     )
-    _, from_the_cache = _probed_again(root)
-    assert from_the_cache
+    _probed_then_cached(root)
 
 
 EXITS = """
@@ -433,10 +434,9 @@ def test_a_function_that_exits_the_process_is_probed_and_kept(tmp_path):
         EXITS,
         "from pkg.core import main\n\ndef test_main():\n    assert main(['a']) == 1\n",
     )
-    first, from_the_cache = _probed_again(root)
+    first = _probed_then_cached(root)
     [probe] = [function for function in first.functions if function.function == "main"]
     assert probe.status == "probed"
-    assert from_the_cache
 
 
 UNBUILDABLE = """
@@ -461,6 +461,8 @@ def test_a_function_that_cannot_be_made_callable_is_not_probed_again(tmp_path):
     assert probe.status == "failed"
     with sqlite3.connect(root / ".audit" / "cache.sqlite") as kept:
         assert kept.execute("select count(*) from probes").fetchone() == (1,)
+    again, _ = _probed(root)
+    assert again.model_dump(exclude={"duration"}) == first.model_dump(exclude={"duration"})
 
 
 def test_a_change_to_the_code_under_test_probes_again(tmp_path):
