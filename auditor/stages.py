@@ -56,7 +56,7 @@ class MutationWorkers:
 
 
 def measure_baseline(run: RunContext, draft: Draft) -> Draft:
-    store = ResultCache(run.project.root, run.cache_read_only)
+    store = ResultCache.of_run(run)
     try:
         baseline, coverage = run_baseline(run, store)
     finally:
@@ -80,7 +80,7 @@ def _probes_early(run: RunContext, draft: Draft, baseline: BaselineSection) -> b
 
 def find_smells(run: RunContext, draft: Draft) -> Draft:
     project, config = run.project, run.config
-    store = ResultCache(project.root, run.cache_read_only)
+    store = ResultCache.of_run(run)
     try:
         smells = analyze(
             project.test_files,

@@ -18,12 +18,16 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from auditor.containment import wire
 from auditor.mutation.compiler import Swap
 from auditor.mutation.protocol import JobResult
 from auditor.mutation.ran_code import Code
 from mutators.sites import Site
+
+if TYPE_CHECKING:
+    from auditor.context import RunContext
 
 _TABLES = (
     "results",
@@ -82,7 +86,7 @@ def _checksum(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
 
-def _connect(path: Path, read_only: bool) -> tuple[sqlite3.Connection, str, bool]:
+def _connect(path: Path, read_only: bool, checked: bool) -> tuple[sqlite3.Connection, str, bool]:
     """The cache at `path`, what was wrong with it, if anything, with what this run
     does instead, and whether it is open for reading only: a cache that cannot be used
     costs time, never a verdict."""
@@ -90,7 +94,7 @@ def _connect(path: Path, read_only: bool) -> tuple[sqlite3.Connection, str, bool
         return _read_only(path), "", True
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        connection, rebuilt = _open(path)
+        connection, rebuilt = _open(path, checked)
     except (OSError, sqlite3.OperationalError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         return (
@@ -122,15 +126,19 @@ def _read_only(path: Path) -> sqlite3.Connection:
         return _open(Path(":memory:"))[0]
 
 
-def _open(path: Path) -> tuple[sqlite3.Connection, list[str]]:
+def _open(path: Path, checked: bool = False) -> tuple[sqlite3.Connection, list[str]]:
     """The connection, and the tables found in another layout (an older audit's),
-    emptied and made again."""
+    emptied and made again. `checked`: the file's pages were checked at the start of
+    the run; checking them again costs a read of the whole file (25-40 ms warm at
+    50 MB, half a second cold), and a page spoilt since then fails the read or write
+    that meets it, which costs a cached result, never a verdict."""
     connection = sqlite3.connect(path, timeout=_BUSY)
     rebuilt = []
     try:
-        (status,) = connection.execute("pragma quick_check").fetchone()
-        if status != "ok":
-            raise sqlite3.DatabaseError(status.splitlines()[0])
+        if not checked:
+            (status,) = connection.execute("pragma quick_check").fetchone()
+            if status != "ok":
+                raise sqlite3.DatabaseError(status.splitlines()[0])
         for table in _TABLES:
             columns = [row[1] for row in connection.execute(f"pragma table_info({table})")]
             if columns and columns != ["key", "value", "checksum"]:
@@ -164,14 +172,22 @@ def _can_write(connection: sqlite3.Connection) -> bool:
 
 
 class ResultCache:
-    def __init__(self, root: Path, read_only: bool = False) -> None:
+    def __init__(self, root: Path, read_only: bool = False, checked: bool = False) -> None:
         """The cache of the project at `root`: `.audit/cache.sqlite`; `condition` says
         what was wrong with it, if anything (`Report.store`). `read_only`: a run that
-        found it locked at the start reads it without waiting for the lock again."""
+        found it locked at the start reads it without waiting for the lock again.
+        `checked`: the run checked the file's soundness at its start (`store_condition`),
+        so this open of it does not again."""
         self._test_sets: dict[str, tuple[list[tuple[str, int, str]], Code] | None] = {}
         self.connection, self.condition, self.read_only = _connect(
-            root / ".audit" / "cache.sqlite", read_only
+            root / ".audit" / "cache.sqlite", read_only, checked
         )
+
+    @classmethod
+    def of_run(cls, run: RunContext) -> ResultCache:
+        """The cache as a stage of `run` opens it: checked at the run's start, read only
+        if it was locked then."""
+        return cls(run.project.root, run.cache_read_only, checked=True)
 
     def _read(self, table: str, key: str) -> str | None:
         try:

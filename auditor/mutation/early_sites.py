@@ -112,7 +112,7 @@ def _uncached(project: Project, config: AuditConfig) -> list[tuple[Path, int]]:
         salt = sites_salt(operators(config.mutators, config.disable_mutators))
     except UnknownFamily:
         return []  # planning reports it
-    cache = ResultCache(project.root)
+    cache = ResultCache(project.root, checked=True)
     try:
         files = []
         for path in sorted(project.source_files):
@@ -144,7 +144,7 @@ def _early_checker(project: Project, config: AuditConfig) -> str | None:
     key = verdicts_key(checker, project.root, sources) if checker else None
     if key is None:
         return None
-    cache = ResultCache(project.root)
+    cache = ResultCache(project.root, checked=True)
     try:
         cached = cache.get_type_checks(_all_checked(key)) is not None
     finally:
@@ -192,7 +192,7 @@ def main() -> int:
     spec = json.loads(sys.stdin.read())
     chosen = operators(spec["mutators"], spec["disable"])
     salt = sites_salt(chosen)
-    cache = ResultCache(Path(spec["root"]))
+    cache = ResultCache(Path(spec["root"]), checked=True)
     try:
         for file in spec["files"]:
             try:

@@ -65,7 +65,7 @@ def run_mutation(
     """`only`: run just the mutants with these ids (escalation re-measures survivors).
     `pool`: workers from `mutation_pool`, already starting; by default, new ones.
     `type_check_wait`: seconds the stage waited for the type check begun early."""
-    cache = ResultCache(run.project.root, run.cache_read_only)
+    cache = ResultCache.of_run(run)
     try:
         if pool is not None:
             return _mutate(run, baseline, only, cache, pool, type_check_wait)

@@ -42,7 +42,7 @@ def mutation_pool(run: RunContext, baseline: BaselineSection) -> Iterator[Runner
 
 def first_run(run: RunContext) -> bool:
     """Whether no mutant has a cached verdict yet: the first run of this project."""
-    cache = ResultCache(run.project.root, run.cache_read_only)
+    cache = ResultCache.of_run(run)
     try:
         return cache.is_empty()
     finally:

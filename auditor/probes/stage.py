@@ -465,7 +465,7 @@ def _cache(run: RunContext, expected: list[str], targets: Mapping[str, TargetSpe
         "expected_exceptions": expected,
     }
     return ProbeCache(
-        ResultCache(project.root, run.cache_read_only),
+        ResultCache.of_run(run),
         project.root,
         project.source_files,
         settings,

@@ -83,6 +83,30 @@ time.sleep(600)
 """
 
 
+def test_a_run_checks_the_cache_file_once_however_often_its_stages_open_it(project, monkeypatch):
+    """The soundness check reads the whole file; the run's start does it, and a stage
+    that opens the cache after it does not again."""
+    from auditor.config import AuditConfig
+    from auditor.pipeline import run_audit as audit
+
+    opened, checks = [], []
+    connect = sqlite3.connect
+
+    def traced(database, *args, **kwargs):
+        connection = connect(database, *args, **kwargs)
+        if str(database).endswith("cache.sqlite"):
+            opened.append(database)
+            connection.set_trace_callback(
+                lambda statement: checks.append(statement) if "quick_check" in statement else None
+            )
+        return connection
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    audit(["tests"], AuditConfig(probes=False), project)
+    assert len(opened) >= 4
+    assert checks == ["pragma quick_check"]
+
+
 def test_a_cache_locked_by_another_process_is_read_and_not_waited_for(project, audited, fault):
     cache = _cache(project)
     locker = subprocess.Popen(
