@@ -129,9 +129,9 @@ def _read_only(path: Path) -> sqlite3.Connection:
 def _open(path: Path, checked: bool = False) -> tuple[sqlite3.Connection, list[str]]:
     """The connection, and the tables found in another layout (an older audit's),
     emptied and made again. `checked`: the file's pages were checked at the start of
-    the run; checking them again costs a read of the whole file (25-40 ms warm at
-    50 MB, half a second cold), and a page spoilt since then fails the read or write
-    that meets it, which costs a cached result, never a verdict."""
+    the run; checking them again would read the whole file, and a page spoilt since
+    then fails the read or write that meets it, which costs a cached result, never a
+    verdict."""
     connection = sqlite3.connect(path, timeout=_BUSY)
     rebuilt = []
     try:
