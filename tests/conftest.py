@@ -12,7 +12,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -31,23 +30,6 @@ from auditor.report import Mutant
 from auditor.stages import STAGES
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Let pytest keep its assert-rewritten copy of every plugin's package, as any plain
-    `pytest` run does unless PYTHONDONTWRITEBYTECODE is set, which this machine and CI
-    set. audit's children never write bytecode, so without it every pytest process an
-    audit starts rewrites Hypothesis's package again: ~1.2 s each, hundreds of them."""
-    with tempfile.TemporaryDirectory(prefix="audit-warm-") as empty:
-        (Path(empty) / "pytest.ini").write_text("[pytest]\n")
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        subprocess.run(
-            [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
-            cwd=empty,
-            env=env,
-            capture_output=True,
-            timeout=120,
-        )
 
 
 def computed_once(

@@ -3,8 +3,12 @@ collects the suite takes them from there."""
 
 import json
 import marshal
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import hypothesis
 import pytest
 from _pytest.assertion.rewrite import _rewrite_test
 
@@ -103,3 +107,57 @@ def test_the_mutants_run_the_module_from_its_entry(project):
     run = [mutant["status"] for mutant in mutants if mutant["status"] != "Ignored"]
     assert run
     assert set(run) == {"Survived"}
+
+
+LOADER_CHECKS = (
+    "import sys\n\nimport hypothesis.core\n\n\n"
+    "def _loader(module):\n    return type(module.__spec__.loader).__name__\n\n\n"
+    "def test_an_installed_package_is_imported_as_installed():\n"
+    "    assert _loader(hypothesis.core) == 'SourceFileLoader'\n\n\n"
+    "def test_the_test_module_is_rewritten():\n"
+    "    assert _loader(sys.modules[__name__]) == 'AssertionRewritingHook'\n"
+)
+
+
+@pytest.mark.slow
+def test_a_child_leaves_installed_plugin_packages_unrewritten(tmp_path):
+    """Hypothesis ships a pytest plugin, so pytest marks all its modules for rewriting;
+    the baseline's child imports them as Python does, and still rewrites the tests."""
+    project = one_module_project(tmp_path / "calc", "calc", CODE, {"test_calc.py": LOADER_CHECKS})
+    out = tmp_path / "report.json"
+
+    run_audit("tests", "--no-mutation", "--no-probes", "--json", str(out), cwd=project)
+
+    tests = json.loads(out.read_text())["baseline"]["tests"]
+    assert {test["nodeid"].partition("::")[2]: test["outcome"] for test in tests} == {
+        "test_an_installed_package_is_imported_as_installed": "passed",
+        "test_the_test_module_is_rewritten": "passed",
+    }
+
+
+def test_a_project_inside_an_installed_packages_folder_is_rewritten_as_pytest_would(tmp_path):
+    """A package audited where it is installed: its folder holds the project, so its
+    modules marked for rewriting stay pytest's to rewrite."""
+    installed = Path(hypothesis.__file__).parent.parent
+    script = (
+        "import sys\n"
+        "from auditor.containment import rewritten\n"
+        f"rewritten.serve({str(tmp_path / 'kept')!r}, {str(installed)!r})\n"
+        "import pytest\n"
+        "sys.exit(pytest.main(sys.argv[1:]))\n"
+    )
+    test = tmp_path / "test_loader.py"
+    test.write_text(
+        "import hypothesis.core\n\n\ndef test_rewritten():\n"
+        "    assert type(hypothesis.core.__spec__.loader).__name__ == 'AssertionRewritingHook'\n"
+    )
+
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(test), "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+
+    assert done.returncode == 0, done.stdout

@@ -108,7 +108,7 @@ def main(spec_path: str) -> int:
         deselect=frozenset(spec.deselect),
     )
     signal.signal(signal.SIGALRM, plugin.on_alarm)
-    rewritten.serve(spec.rewritten)
+    rewritten.serve(spec.rewritten, spec.root)
     if spec.guard:
         guard.install(spec.allowed_roots, plugin.record_blocked, [spec.root])
     sys.addaudithook(plugin.watch_subprocesses)

@@ -7,6 +7,12 @@ modules it has not seen in this content (pytest's own function, on the source te
 nothing of the project runs) into `.audit/rewritten/`, one file per module and content;
 the children take their code from there and rewrite only what is missing. As with the
 results cache, only the audit process writes there.
+
+pytest also rewrites every module of each installed distribution that provides a
+plugin (Hypothesis, anyio: about a hundred modules, imported by their plugins or at the
+end of the session), again in every child for the same reason. Their asserts are not
+the project's checks: a child imports them as Python does, from the bytecode installed
+with them (`serve`).
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import importlib.metadata
 import importlib.util
 import marshal
 import os
+import site
+import sysconfig
 import types
 from collections.abc import Iterable
 from pathlib import Path
@@ -84,14 +92,16 @@ def _write(entry: Path, module: Path) -> None:
             partial.unlink()
 
 
-def serve(kept: str) -> None:
+def serve(kept: str, root: str) -> None:
     """In a child about to collect: pytest takes a test module's code from its entry in
-    `kept` when there is one."""
+    `kept` when there is one, and leaves installed packages outside the project at
+    `root` to Python's own import."""
     try:
         from _pytest.assertion import rewrite
         from pytest import __version__ as pytest_version
     except ImportError:
         return
+    _leave_installed_packages(rewrite.AssertionRewritingHook, Path(root))
     rewrite_anew = rewrite._rewrite_test
 
     def rewrite_test(module: Path, config: Any) -> tuple[Any, types.CodeType]:
@@ -105,6 +115,34 @@ def serve(kept: str) -> None:
         return importlib.util.source_hash(source), code
 
     rewrite._rewrite_test = rewrite_test
+
+
+def _leave_installed_packages(hook: Any, root: Path) -> None:
+    """Turn pytest's rewriting away from modules in an installed-packages folder that
+    does not hold the project (which may itself be an installed package, audited in
+    place). With the assertion pass hook on, every rewritten assert counts: pytest
+    decides as it would."""
+    root = Path(os.path.realpath(root))
+    folders = [folder for folder in _installed_folders() if folder not in (root, *root.parents)]
+    should_rewrite = hook._should_rewrite
+
+    def own_code_only(self: Any, name: str, fn: str, state: Any) -> bool:
+        installed = Path(os.path.realpath(fn)).parents
+        if any(folder in installed for folder in folders) and not self.config.getini(
+            "enable_assertion_pass_hook"
+        ):
+            return False
+        return should_rewrite(self, name, fn, state)
+
+    hook._should_rewrite = own_code_only
+
+
+def _installed_folders() -> list[Path]:
+    paths = {sysconfig.get_paths()[name] for name in ("purelib", "platlib")}
+    paths.update(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        paths.add(site.getusersitepackages())
+    return sorted({Path(os.path.realpath(path)) for path in paths})
 
 
 def _read(entry: Path) -> types.CodeType | None:

@@ -798,7 +798,7 @@ def main(spec_path: str) -> int:
     from auditor.containment import guard, rewritten
 
     plugin = RunnerPlugin(spec, results)
-    rewritten.serve(spec.rewritten)
+    rewritten.serve(spec.rewritten, spec.root)
     if spec.guard:
         guard.install(spec.allowed_roots, lambda blocked: None, [spec.root])
     args = [*spec.test_paths, "--rootdir", spec.root, "--basetemp", spec.basetemp, *_PYTEST_ARGS]
