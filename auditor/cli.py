@@ -253,6 +253,9 @@ def run(
             report = run_audit(list(tests), config, cwd, progress)
     report.trend = with_trend(report, Path(report.project.root))
     _write_report(report, output)
+    written = click.get_current_context().obj
+    if isinstance(written, list):  # the warm session's (`run_command`)
+        written.append(report)
     _finish(report, output, cwd, config.outputs.model_dump(), root)
 
 
@@ -526,12 +529,13 @@ def schema() -> None:
     click.echo(json.dumps(json_schema(), indent=2, sort_keys=True))
 
 
-def run_command(args: list[str] | None = None) -> int:
+def run_command(args: list[str] | None = None, written: list[Report] | None = None) -> int:
     """Run one `audit` command line (`sys.argv` by default) and return its exit code:
     each error becomes its one line on stderr, as on the command line. The warm agent
-    session (`auditor.agent.session`) runs its audits through here too."""
+    session (`auditor.agent.session`) runs its audits through here too, and is given
+    the report an audit wrote in `written`."""
     try:
-        cli.main(args=args, standalone_mode=False)
+        cli.main(args=args, standalone_mode=False, obj=written)
     except SystemExit as exc:  # `sys.exit(code)` and `sys.exit("message")` alike
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except click.exceptions.Exit as exc:

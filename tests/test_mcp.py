@@ -75,8 +75,11 @@ def test_the_audit_tool_returns_the_reports_figures_and_feedback(audited, report
     assert summary["exit_code"] == 0 and summary["status"] == "complete"
     assert summary["report"] == ".audit/report.json"
     assert summary["mutation_score"] == report.mutation.scores.score
+    assert summary["assertion_share"] == report.mutation.scores.assertion_share
+    assert summary["mutants"] == len(report.mutation.mutants)
     assert summary["survived"] == report.mutation.scores.counts.survived
-    assert summary["rating"] == report.gate.rating.level
+    assert (summary["verdict"], summary["rating"]) == ("pass", report.gate.rating.level)
+    assert summary["smells"] == report.smells.counts
     assert summary["feedback"] == build(report).render(4000)
 
 

@@ -11,6 +11,7 @@ own between calls: the report on disk is the state.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,8 +23,6 @@ from auditor.errors import AuditError, ExitCode, McpError
 from auditor.report import Mutant, Report, Smell, Witness, read_report
 
 DEFAULT_REPORT = ".audit/report.json"
-FEEDBACK_CHARS = 4000
-"""The feedback text an audit call returns, at most (the `feedback` tool takes any size)."""
 
 
 class AuditResult(BaseModel):
@@ -176,7 +175,7 @@ _WITH_REPORT = (ExitCode.PASSED, ExitCode.GATE_FAILED, ExitCode.INCOMPLETE)
 
 
 def audit_in_session(session: WarmSession, root: Path, call: AuditCall) -> AuditResult:
-    """The audit, run by the warm session; its report, read back."""
+    """The audit, run by the warm session, and the headline of the report it wrote."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     path = root / call.report
@@ -185,23 +184,12 @@ def audit_in_session(session: WarmSession, root: Path, call: AuditCall) -> Audit
         done = session.audit(call.command_line())
     except AuditError as error:
         raise ToolError(str(error)) from None
-    if done.exit_code not in _WITH_REPORT or _written(path) in (None, before):
+    written = _written(path) not in (None, before)
+    if done.exit_code not in _WITH_REPORT or not written or done.headline is None:
         lines = done.errors.strip().splitlines()
         raise ToolError(lines[-1] if lines else f"audit exited with {done.exit_code}")
-    found = read_report(path)
-    scores = found.mutation.scores if found.mutation else None
     return AuditResult(
-        exit_code=done.exit_code,
-        status=found.status,
-        report=call.report,
-        verdict=found.gate.verdict,
-        rating=found.gate.rating.level if found.gate.rating else "",
-        mutation_score=scores.score if scores else None,
-        assertion_share=scores.assertion_share if scores else None,
-        mutants=len(found.mutation.mutants) if found.mutation else 0,
-        survived=scores.counts.survived if scores else 0,
-        smells=dict(found.smells.counts),
-        feedback=feedback.build(found).render(FEEDBACK_CHARS),
+        exit_code=done.exit_code, report=call.report, **dataclasses.asdict(done.headline)
     )
 
 

@@ -10,7 +10,10 @@ can reach the MCP channel, and a session that ends (killed, out of memory) is st
 again by the next call, which then pays a cold start and loses nothing else.
 
 The wire is the one of every audit child (`auditor.containment.wire`): a request per
-line on the session's stdin, a reply per line on the descriptor that was its stdout.
+line on the session's stdin, a reply per line on the descriptor that was its stdout. The
+reply carries the written report's headline, made from the report the session holds:
+the server then answers without reading the report back (megabytes of JSON, checked
+field by field, on every call).
 """
 
 from __future__ import annotations
@@ -24,10 +27,18 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from auditor.containment import wire
 from auditor.containment.launch import own_module
 from auditor.errors import McpError
+
+if TYPE_CHECKING:
+    from auditor.report import Report
+
+FEEDBACK_CHARS = 4000
+"""The feedback text an audit's answer carries, at most (the `feedback` tool takes any
+size)."""
 
 
 @dataclass(frozen=True)
@@ -37,10 +48,44 @@ class AuditRequest:
 
 
 @dataclass(frozen=True)
+class Headline:
+    """What the answer to an audit shows of the report it wrote."""
+
+    status: str
+    verdict: str
+    rating: str
+    mutation_score: float | None
+    assertion_share: float | None
+    mutants: int
+    survived: int
+    smells: dict[str, int]
+    feedback: str
+
+    @classmethod
+    def of(cls, report: Report) -> Headline:
+        from auditor.agent import feedback
+
+        scores = report.mutation.scores if report.mutation else None
+        return cls(
+            status=report.status,
+            verdict=report.gate.verdict,
+            rating=report.gate.rating.level if report.gate.rating else "",
+            mutation_score=scores.score if scores else None,
+            assertion_share=scores.assertion_share if scores else None,
+            mutants=len(report.mutation.mutants) if report.mutation else 0,
+            survived=scores.counts.survived if scores else 0,
+            smells=dict(report.smells.counts),
+            feedback=feedback.build(report).render(FEEDBACK_CHARS),
+        )
+
+
+@dataclass(frozen=True)
 class AuditReply:
     exit_code: int
     errors: str
     """What the audit wrote on stderr: its one-line error, when it failed."""
+    headline: Headline | None = None
+    """The written report's; None when the audit wrote none."""
 
 
 class WarmSession:
@@ -136,9 +181,11 @@ def serve() -> None:
     for line in sys.stdin:
         request = wire.build(AuditRequest, line)
         errors = io.StringIO()
+        written: list[Report] = []
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(errors):
-            code = run_command(request.args)
-        replies.write(wire.encode(AuditReply(int(code), errors.getvalue())) + "\n")
+            code = run_command(request.args, written)
+        headline = Headline.of(written[-1]) if written else None
+        replies.write(wire.encode(AuditReply(int(code), errors.getvalue(), headline)) + "\n")
         replies.flush()
 
 
