@@ -11,37 +11,26 @@ own between calls: the report on disk is the state.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from auditor.agent import feedback
-from auditor.agent.session import WarmSession
+from auditor.agent.session import Headline, WarmSession
 from auditor.errors import AuditError, ExitCode, McpError
 from auditor.report import Mutant, Report, Smell, Witness, read_report
 
 DEFAULT_REPORT = ".audit/report.json"
 
 
-class AuditResult(BaseModel):
+class AuditResult(Headline):
     """What one audit gave: the headline figures, the gate, and the feedback text."""
 
     exit_code: int
     """0 gate passed, 1 gate failed, 4 incomplete (the time budget ran out): as the CLI's."""
-    status: str
     report: str
     """Where the JSON report is, relative to the project root: the other tools read it."""
-    verdict: str
-    rating: str
-    mutation_score: float | None
-    assertion_share: float | None
-    """Of the mutants the tests noticed, the share a failing check noticed (in percent)."""
-    mutants: int
-    survived: int
-    smells: dict[str, int]
-    feedback: str
 
 
 class MutantExplanation(BaseModel):
@@ -188,9 +177,7 @@ def audit_in_session(session: WarmSession, root: Path, call: AuditCall) -> Audit
     if done.exit_code not in _WITH_REPORT or not written or done.headline is None:
         lines = done.errors.strip().splitlines()
         raise ToolError(lines[-1] if lines else f"audit exited with {done.exit_code}")
-    return AuditResult(
-        exit_code=done.exit_code, report=call.report, **dataclasses.asdict(done.headline)
-    )
+    return AuditResult(exit_code=done.exit_code, report=call.report, **dict(done.headline))
 
 
 def _written(path: Path) -> tuple[int, int, int] | None:

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel
+
 from auditor.containment import wire
 from auditor.containment.launch import own_module
 from auditor.errors import McpError
@@ -47,8 +49,7 @@ class AuditRequest:
     """An `audit` command line, without the program: `["tests", "--json", "r.json"]`."""
 
 
-@dataclass(frozen=True)
-class Headline:
+class Headline(BaseModel):
     """What the answer to an audit shows of the report it wrote."""
 
     status: str
@@ -56,6 +57,7 @@ class Headline:
     rating: str
     mutation_score: float | None
     assertion_share: float | None
+    """Of the mutants the tests noticed, the share a failing check noticed (in percent)."""
     mutants: int
     survived: int
     smells: dict[str, int]
