@@ -8,14 +8,13 @@ from auditor.containment.memory import release_freed_memory, resident_bytes
 
 def test_freed_heap_pages_go_back_to_the_system():
     blocks = [bytes(16_000) for _ in range(12_000)]  # ~190 MB on malloc's heap
-    pinned = bytes(16_000)  # above them: freeing them cannot shrink the heap's top
+    _pinned = bytes(16_000)  # above them: freeing them cannot shrink the heap's top
     del blocks
     before = resident_bytes(os.getpid())
 
     release_freed_memory()
 
     assert before - resident_bytes(os.getpid()) > 100 * 2**20
-    assert pinned
 
 
 def test_releasing_memory_runs_no_garbage_collection():

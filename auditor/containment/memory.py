@@ -12,8 +12,8 @@ import os
 def release_freed_memory() -> None:
     """Ask glibc to return its free pages (elsewhere: nothing). No garbage collection
     first: what the stages drop (syntax trees, coverage data) holds no cycles and is
-    freed as it goes, and a collection pass over the audit's heap, which found nothing
-    there to free, cost a warm session 0.05-0.2 s a call."""
+    freed as it goes, so a pass over the whole heap would find nothing to free and cost
+    a warm session time at every question."""
     import ctypes  # here: test runners import this module for `resident_bytes`
 
     try:

@@ -127,12 +127,12 @@ def _leave_installed_packages(hook: Any, root: Path) -> None:
     should_rewrite = hook._should_rewrite
 
     def own_code_only(self: Any, name: str, fn: str, state: Any) -> bool:
-        installed = Path(os.path.realpath(fn)).parents
-        if any(folder in installed for folder in folders) and not self.config.getini(
-            "enable_assertion_pass_hook"
-        ):
+        if not should_rewrite(self, name, fn, state):
             return False
-        return should_rewrite(self, name, fn, state)
+        if self.config.getini("enable_assertion_pass_hook"):
+            return True
+        installed = Path(os.path.realpath(fn)).parents
+        return not any(folder in installed for folder in folders)
 
     hook._should_rewrite = own_code_only
 
