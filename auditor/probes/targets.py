@@ -5,6 +5,7 @@ literals in the docstring, and whether it looks like it touches the outside worl
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -233,9 +234,20 @@ def _decorators(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 def find_targets(path: Path, relative: str, module: str) -> list[Target]:
     """Public functions and methods of one file; files that do not parse give none."""
     try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (SyntaxError, ValueError, OSError):
+        source = path.read_bytes()
+    except OSError:
         return []
+    return list(_targets_in(source, str(path), relative, module))
+
+
+@functools.lru_cache(maxsize=2048)
+def _targets_in(source: bytes, filename: str, relative: str, module: str) -> tuple[Target, ...]:
+    """Kept by content, as the read index's facts are: the warm agent session probes
+    again with one file changed, and parsed the others every time."""
+    try:
+        tree = ast.parse(source, filename=filename)
+    except (SyntaxError, ValueError):
+        return ()
     imported = _imports(tree)
     found: list[Target] = []
 
@@ -274,7 +286,7 @@ def find_targets(path: Path, relative: str, module: str) -> list[Target]:
             for member in node.body:
                 if isinstance(member, ast.FunctionDef):
                     add(member, node.name)
-    return found
+    return tuple(found)
 
 
 def expected_exceptions(test_files: list[Path]) -> set[str]:

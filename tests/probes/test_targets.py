@@ -204,3 +204,19 @@ def test_decorators_that_make_no_call_of_the_body_leave_it_out(tmp_path):
     # The overload's stub is no target of its own: the definition after it is.
     listed = find_targets(tmp_path / "mod.py", "mod.py", "mod")
     assert [target.line for target in listed if target.qualname == "parse"] == [5]
+
+
+def test_an_edited_file_is_read_again_in_the_same_process(tmp_path):
+    """The warm agent session probes again in one process: targets are kept by content."""
+    assert sorted(_targets(tmp_path, "def first(x): return x\n")) == ["first"]
+    assert sorted(_targets(tmp_path, "def second(x): return x\n")) == ["second"]
+
+
+def test_the_same_text_in_another_file_gives_that_files_targets(tmp_path):
+    source = "def same(x): return x\n"
+    (tmp_path / "a.py").write_text(source)
+    (tmp_path / "b.py").write_text(source)
+    (first,) = find_targets(tmp_path / "a.py", "a.py", "a")
+    (second,) = find_targets(tmp_path / "b.py", "pkg/b.py", "pkg.b")
+    assert (first.key, first.module) == ("a.py::same", "a")
+    assert (second.key, second.module) == ("pkg/b.py::same", "pkg.b")
