@@ -11,6 +11,7 @@ counts as run by a test that ran its first statement; it is named by its functio
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -35,21 +36,13 @@ class RanCode:
         """Each body: its text's digest and the tests that ran it."""
         outside = hashlib.sha256()
         for file in sorted({*imported, *(file for index in indexes for file in index)}):
-            lines = _lines(root / file)
-            try:
-                bodies = function_bodies(ast.parse("\n".join(lines)))
-            except (SyntaxError, ValueError):
-                bodies = []
-            inside: set[int] = set()
-            for body in bodies:
-                inside.update(range(body.first, body.last + 1))
-                text = "\n".join(lines[body.first - 1 : body.last])
+            bodies, outside_digest = _code_of("\n".join(_lines(root / file)))
+            for name, first, digest in bodies:
                 ran_by = frozenset().union(
-                    *(index[file].get(body.first, ()) for index in indexes if file in index)
+                    *(index[file].get(first, ()) for index in indexes if file in index)
                 )
-                self.bodies[f"{file}::{body.name}"] = (_digest(text), ran_by)
-            kept = (line for number, line in enumerate(lines, 1) if number not in inside)
-            outside.update(f"{file}\n{_digest(chr(10).join(kept))}\n".encode())
+                self.bodies[f"{file}::{name}"] = (digest, ran_by)
+            outside.update(f"{file}\n{outside_digest}\n".encode())
         self.outside = outside.hexdigest()
         """Every measured file's code outside function bodies, digested."""
         self._code: dict[frozenset[str], Code] = {}
@@ -75,6 +68,26 @@ def edited(earlier: Code, now: Code) -> list[str]:
     (one that only removed tests ran does not count)."""
     current = dict(now)
     return [name for name, digest in earlier if name in current and current[name] != digest]
+
+
+@functools.lru_cache(maxsize=2048)
+def _code_of(text: str) -> tuple[tuple[tuple[str, int, str], ...], str]:
+    """A module's function bodies (name, first line, digest of its text), and the digest
+    of its code outside them. Kept by content: the warm agent session plans again with
+    one file changed."""
+    lines = text.split("\n")
+    try:
+        bodies = function_bodies(ast.parse(text))
+    except (SyntaxError, ValueError):
+        bodies = []
+    inside: set[int] = set()
+    found = []
+    for body in bodies:
+        inside.update(range(body.first, body.last + 1))
+        text_of_body = "\n".join(lines[body.first - 1 : body.last])
+        found.append((body.name, body.first, _digest(text_of_body)))
+    kept = (line for number, line in enumerate(lines, 1) if number not in inside)
+    return tuple(found), _digest("\n".join(kept))
 
 
 def _lines(path: Path) -> list[str]:
