@@ -150,9 +150,12 @@ class BaselineCoverage:
         for nodeid in passing:
             for file, arcs in self.for_test(nodeid).items():
                 union.setdefault(file, set()).update(arcs)
+        absolute: dict[str, str] = {}  # a kept test's files, each joined to the root once
         for arcs_by_file in kept:
             for file, arcs in arcs_by_file.items():
-                union.setdefault(str(self.root / file), set()).update(map(tuple, arcs))
+                if file not in absolute:
+                    absolute[file] = str(self.root / file)
+                union.setdefault(absolute[file], set()).update(map(tuple, arcs))
         touched = sorted({*self.files, *unimported})
         if known is None:
             files = self._report(union, touched, source_dirs, omit)
