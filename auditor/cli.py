@@ -103,6 +103,13 @@ def _output_options(command: Any) -> Any:
     )(command)
 
 
+def _in_warm_session() -> bool:
+    """Whether the MCP server's warm session runs this command (`run_command`, with a
+    list for the written reports): its reply carries the report's headline, and what
+    the command prints is thrown away."""
+    return isinstance(click.get_current_context().obj, list)
+
+
 def _finish(
     report: Report,
     report_path: Path,
@@ -121,7 +128,7 @@ def _finish(
     targets = _output_targets(given, configured or {}, cwd, root or cwd)
     written = write_outputs(report, targets, previous)
     stdout = Console()
-    if summary or not targets:
+    if (summary or not targets) and not _in_warm_session():
         terminal.render(report, stdout, str(report_path))
     for path in written:
         stdout.print(f"wrote {path}")
@@ -253,9 +260,8 @@ def run(
             report = run_audit(list(tests), config, cwd, progress)
     report.trend = with_trend(report, Path(report.project.root))
     _write_report(report, output)
-    written = click.get_current_context().obj
-    if isinstance(written, list):  # the warm session's (`run_command`)
-        written.append(report)
+    if _in_warm_session():
+        click.get_current_context().obj.append(report)
     _finish(report, output, cwd, config.outputs.model_dump(), root)
 
 

@@ -92,3 +92,21 @@ def test_the_session_runs_in_the_projects_folder(session):
     """Relative paths of a call mean what they mean on the command line there."""
     session.audit(ARGS)
     assert Path(os.readlink(f"/proc/{_pid(session)}/cwd")) == session.root
+
+
+def test_an_audit_in_the_session_prints_nothing_and_hands_over_its_report(
+    tmp_path, monkeypatch, capsys
+):
+    """What the session's audit would print is thrown away: its reply carries the
+    headline of the report it hands over. The same command line prints the summary."""
+    from auditor.cli import run_command
+
+    root = one_module_project(tmp_path / "project", "double", SOURCE, TESTS)
+    monkeypatch.chdir(root)
+    args = ["tests", "--no-mutation", "--no-probes", "--json", "r.json", "-q"]
+    assert run_command(args) == 0
+    assert "audit summary" in capsys.readouterr().out
+    written = []
+    assert run_command(args, written) == 0
+    assert capsys.readouterr().out == ""
+    assert [report.baseline.passed for report in written] == [1]
