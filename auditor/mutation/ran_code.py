@@ -36,7 +36,7 @@ class RanCode:
         """Each body: its text's digest and the tests that ran it."""
         outside = hashlib.sha256()
         for file in sorted({*imported, *(file for index in indexes for file in index)}):
-            bodies, outside_digest = _code_of("\n".join(_lines(root / file)))
+            bodies, outside_digest = _code_of(_text(root / file))
             for name, first, digest in bodies:
                 ran_by = frozenset().union(
                     *(index[file].get(first, ()) for index in indexes if file in index)
@@ -75,9 +75,9 @@ def _code_of(text: str) -> tuple[tuple[tuple[str, int, str], ...], str]:
     """A module's function bodies (name, first line, digest of its text), and the digest
     of its code outside them. Kept by content: the warm agent session plans again with
     one file changed."""
-    lines = text.split("\n")
+    lines = text.splitlines()
     try:
-        bodies = function_bodies(ast.parse(text))
+        bodies = function_bodies(ast.parse("\n".join(lines)))
     except (SyntaxError, ValueError):
         bodies = []
     inside: set[int] = set()
@@ -90,11 +90,11 @@ def _code_of(text: str) -> tuple[tuple[tuple[str, int, str], ...], str]:
     return tuple(found), _digest("\n".join(kept))
 
 
-def _lines(path: Path) -> list[str]:
+def _text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return []
+        return ""
 
 
 def _digest(text: str) -> str:

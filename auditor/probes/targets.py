@@ -242,8 +242,8 @@ def find_targets(path: Path, relative: str, module: str) -> list[Target]:
 
 @functools.lru_cache(maxsize=2048)
 def _targets_in(source: bytes, filename: str, relative: str, module: str) -> tuple[Target, ...]:
-    """Kept by content, as the read index's facts are: the warm agent session probes
-    again with one file changed, and parsed the others every time."""
+    """Kept by content, as the read index's facts are: a question to the warm agent
+    session after a one-file change parses that file only."""
     try:
         tree = ast.parse(source, filename=filename)
     except (SyntaxError, ValueError):
