@@ -253,6 +253,37 @@ def test_a_suite_that_uses_hypothesis_keeps_its_summary(tmp_path):
     assert how_a_run_ends(tmp_path, skip_summary=True) == (True, True)
 
 
+def full_collections_after_the_session(root: Path, skip: bool) -> int:
+    """How many garbage collections a pytest run of `root` made after its session
+    finished (none run by themselves: the threshold is 0 from then on)."""
+    script = (
+        "import gc, sys, pytest\n"
+        "from auditor.baseline.plugin import _skip_final_collections\n"
+        "made = []\n"
+        "gc.callbacks.append(lambda phase, info: phase == 'start' and made.append(1))\n"
+        "class Ends:\n"
+        "    @pytest.hookimpl(trylast=True)\n"
+        "    def pytest_sessionfinish(self, session):\n"
+        "        if sys.argv[1] == 'skip':\n"
+        "            _skip_final_collections(session.config)\n"
+        "        gc.set_threshold(0)\n"
+        "        made.clear()\n"
+        "pytest.main(['-q', '-p', 'no:cacheprovider', '.'], plugins=[Ends()])\n"
+        "print(len(made))\n"
+    )
+    mode = "skip" if skip else "keep"
+    done = subprocess.run(
+        [sys.executable, "-c", script, mode], cwd=root, check=True, capture_output=True, text=True
+    )
+    return int(done.stdout.split()[-1])
+
+
+def test_a_session_the_baseline_plugin_ends_makes_no_final_collections(tmp_path):
+    (tmp_path / "test_plain.py").write_text("def test_one():\n    assert 1\n")
+    assert full_collections_after_the_session(tmp_path, skip=False) > 0  # pytest's own
+    assert full_collections_after_the_session(tmp_path, skip=True) == 0
+
+
 @pytest.mark.slow
 def test_code_a_test_runs_in_a_python_subprocess_is_attributed_to_it(project_copy):
     root = project_copy("traps")
