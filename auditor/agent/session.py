@@ -173,6 +173,7 @@ def serve() -> None:
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
 
+    from auditor.baseline import known
     from auditor.cli import run_command
     from auditor.containment.layout import fix_child_address_layout
     from auditor.containment.scratch import use_run_folder
@@ -189,6 +190,7 @@ def serve() -> None:
         headline = Headline.of(written[-1]) if written else None
         replies.write(wire.encode(AuditReply(int(code), errors.getvalue(), headline)) + "\n")
         replies.flush()
+        known.prepare_next_load()  # while the agent reads the answer
 
 
 _WARM_MODULES = (

@@ -13,6 +13,7 @@ project are not in the manifest (docs/ci.md)."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import functools
 import hashlib
@@ -154,10 +155,42 @@ def scope(settings: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()
 
 
+class _NextLoad:
+    """The kept baseline the last run read or wrote, validated again while a warm session
+    waits for its next question (`prepare_next_load`): the next run that reads the same
+    text takes it instead of validating megabytes of JSON before its first test starts.
+    It is handed out once, since the run that takes it changes it."""
+
+    def __init__(self) -> None:
+        self.last: str | None = None
+        self.ready: tuple[str, KeptBaseline] | None = None
+
+    def take(self, value: str) -> KeptBaseline | None:
+        ready, self.ready = self.ready, None
+        self.last = value
+        return ready[1] if ready is not None and ready[0] == value else None
+
+    def prepare(self) -> None:
+        if self.last is not None and self.ready is None:
+            with contextlib.suppress(ValidationError):
+                self.ready = (self.last, KeptBaseline.model_validate_json(self.last))
+
+
+_next_load = _NextLoad()
+
+
+def prepare_next_load() -> None:
+    """Validate the kept baseline of the last run now, for the next run (see `_NextLoad`)."""
+    _next_load.prepare()
+
+
 def kept(store: BaselineStore | None, scope: str) -> KeptBaseline | None:
     value = None if store is None else store.get_baseline(scope)
     if value is None:
         return None
+    prepared = _next_load.take(value)
+    if prepared is not None:
+        return prepared
     try:
         return KeptBaseline.model_validate_json(value)
     except ValidationError:
@@ -166,7 +199,9 @@ def kept(store: BaselineStore | None, scope: str) -> KeptBaseline | None:
 
 def keep(store: BaselineStore | None, scope: str, baseline: KeptBaseline) -> None:
     if store is not None:
-        store.put_baseline(scope, baseline.model_dump_json())
+        value = baseline.model_dump_json()
+        store.put_baseline(scope, value)
+        _next_load.last = value
 
 
 def changes(before: Manifest, now: Manifest) -> list[str]:

@@ -10,6 +10,7 @@ import pytest
 from auditor.baseline import known
 from auditor.discovery.project import discover
 from auditor.mutation.cache import ResultCache
+from auditor.report import BaselineSection, CoverageCounts, CoverageSection, TestResult
 from tests.conftest import burns_under_coverage, one_module_project, run_audit
 
 CODE = "def double(x):\n    return x * 2\n"
@@ -141,6 +142,74 @@ def test_a_kept_baseline_that_does_not_read_as_one_is_measured_again(project):
         assert known.kept(store, "settings") is None
     finally:
         store.close()
+
+
+def _kept_baseline(test: str) -> known.KeptBaseline:
+    """A kept baseline of one passing test."""
+    totals = CoverageCounts(
+        statements=1,
+        covered_lines=1,
+        branches=0,
+        covered_branches=0,
+        line_percent=100.0,
+        branch_percent=100.0,
+    )
+    result = TestResult(nodeid=test, file="tests/test_calc.py", outcome="passed", duration=0.1)
+    return known.KeptBaseline(
+        manifest=known.Manifest(audit="a", python="p", packages="k", files={}),
+        baseline=BaselineSection(
+            tests=[result],
+            collection_errors=[],
+            passed=1,
+            excluded=0,
+            restarts=0,
+            import_time_lines={},
+        ),
+        coverage=CoverageSection(totals=totals, files=[]),
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    cache = ResultCache(tmp_path)
+    yield cache
+    cache.close()
+
+
+@pytest.fixture
+def validations(monkeypatch) -> list[str]:
+    """The kept baselines validated from their JSON from now on."""
+    validated: list[str] = []
+    validate = known.KeptBaseline.model_validate_json
+
+    def counted(value: str) -> known.KeptBaseline:
+        validated.append(value)
+        return validate(value)
+
+    monkeypatch.setattr(known.KeptBaseline, "model_validate_json", counted)
+    return validated
+
+
+def test_a_kept_baseline_prepared_between_runs_is_the_next_runs_once(store, validations):
+    kept = _kept_baseline("tests/test_calc.py::test_double")
+    known.keep(store, "settings", kept)
+    known.prepare_next_load()
+    assert len(validations) == 1
+    prepared = known.kept(store, "settings")
+    assert prepared == kept
+    assert len(validations) == 1  # the run took it as prepared
+    again = known.kept(store, "settings")
+    assert again == kept
+    assert again is not prepared  # the run that took it changes it
+    assert len(validations) == 2
+
+
+def test_a_prepared_baseline_is_not_handed_to_a_run_that_reads_another(store):
+    known.keep(store, "settings", _kept_baseline("tests/test_calc.py::test_double"))
+    known.prepare_next_load()
+    other = _kept_baseline("tests/test_calc.py::test_triple")
+    store.put_baseline("settings", other.model_dump_json())  # another run wrote it since
+    assert known.kept(store, "settings") == other
 
 
 def test_a_change_names_the_first_files_and_counts_the_rest():
