@@ -143,10 +143,16 @@ def manifest(project: Project) -> Manifest:
     }
     return Manifest(
         audit=_audit_digest(),
-        python=f"{sys.version} {sys.executable}",
+        python=_interpreter(),
         packages=packages_digest(),
         files=files,
     )
+
+
+def _interpreter() -> str:
+    """The interpreter as a file and an environment: `audit` (its script names
+    `python3.11`) and `python -m auditor` (`python`, a link to it) run the same one."""
+    return f"{sys.version} {os.path.realpath(sys.executable)} {sys.prefix}"
 
 
 def scope(settings: dict[str, Any]) -> str:

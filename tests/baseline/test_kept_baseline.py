@@ -3,6 +3,8 @@
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,27 @@ def test_a_rerun_with_nothing_changed_runs_no_test(project):
     assert again["reuse"] == "kept from an earlier run: nothing it depends on changed"
     # A test's duration is measured to the microsecond: equal only when not run again.
     assert _durations(again) == _durations(first)
+
+
+@pytest.mark.slow
+def test_the_same_interpreter_through_a_link_keeps_the_baseline(project, tmp_path):
+    link = tmp_path / "bin" / "python-link"
+    link.parent.mkdir()
+    link.symlink_to(os.path.realpath(sys.executable))
+    first = _baseline(project)
+    out = project / "linked.json"
+    flags = ("-q", "--no-mutation", "--no-probes", "--json", str(out))
+    done = subprocess.run(
+        [str(link), "-m", "auditor", "tests", *flags],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    again = json.loads(out.read_text())["baseline"]
+    assert first["reuse"] == "measured: no baseline kept for these settings"
+    assert again["reuse"] == "kept from an earlier run: nothing it depends on changed"
 
 
 @pytest.mark.slow
