@@ -308,10 +308,10 @@ def _skip_unused_hypothesis_summary(config: pytest.Config) -> None:
 
 def _skip_final_collections(config: pytest.Config) -> None:
     """pytest (8.4 on) ends a session with five full garbage collections, to report
-    objects whose finalizers raised: a third of a second on a collected suite of a
-    thousand tests. The results are out by now and the process ends without running
-    finalizers, so they would only add warnings nobody reads. pytest's own `pytester`
-    sets the same count to 0 for its in-process runs."""
+    objects whose finalizers raised; on a large collected suite they take a noticeable
+    part of a change's baseline. The results are out by now and the process ends without
+    running finalizers, so they would only add warnings nobody reads. pytest's own
+    `pytester` sets the same count to 0 for its in-process runs."""
     try:
         from _pytest.unraisableexception import gc_collect_iterations_key
     except ImportError:  # before 8.4: no collections at the end
