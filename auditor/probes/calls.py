@@ -8,6 +8,7 @@ what happened."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import inspect
 import linecache
@@ -23,6 +24,7 @@ from auditor.probes.copying import can_change, fresh
 from auditor.probes.edges import edge_values
 from auditor.probes.hangs import CallTimeout, alarm, guarded_call
 from auditor.probes.outcomes import Outcome, drained, equal, short_repr
+from auditor.probes.own_time import Stopwatch
 from auditor.probes.protocol import TargetSpec
 from auditor.probes.reach import Tracer, real_path, watching
 from auditor.probes.strategies import (
@@ -39,6 +41,15 @@ from auditor.report import ParamStrategy
 
 Example = dict[str, Any]
 
+
+WALL_SLACK = 4
+"""The clock's bound on a call, in call timeouts: its own time is what counts, the clock
+only ends a call that waits for something that never comes."""
+
+CPU_TIMER_TICK = 0.01
+"""What a CPU timer may charge a call beyond its use: the kernel charges the process a
+whole clock tick (4-10 ms) when one lands while it runs, so a call of microseconds can
+fire a 2 ms timer. The timer only stops a loop; the call's measured own time decides."""
 
 MAX_HANGS = 2
 """Calls that may time out before a function is not called any more (each costs the
@@ -479,23 +490,35 @@ class Subject:
         timeout: float,
         tracer: Any,
     ) -> Outcome:
-        """Make the call, stopped after `timeout` seconds; `tracer` (when given) sees its
-        lines."""
+        """Make the call, stopped after `timeout` seconds of its own time (`own_time`:
+        the same calls hang on an idle machine and a loaded one); `tracer` (when given)
+        sees its lines. The CPU timer stops a loop; the clock stops a call that sleeps or
+        waits at `WALL_SLACK` times the timeout; one that ends past its timeout hung.
+
+        The garbage collector waits until the call has returned: when a collection of the
+        whole heap comes depends on what ran before (which work items the process got),
+        and one that came inside a quick call made it slow."""
         if tracer is not None:
             sys.settrace(tracer)
+        collecting = gc.isenabled()
+        gc.disable()
+        watch = Stopwatch()
         try:
-            with alarm(timeout):
+            with alarm(timeout * WALL_SLACK), alarm(timeout + CPU_TIMER_TICK, cpu=True):
                 value = drained(target(*positional, **keyword))
-            return Outcome("returned", value=value)
+            spent, outcome = watch.seconds(), Outcome("returned", value=value)
         except CallTimeout:
             return Outcome("hung")
         except (Exception, SystemExit) as error:
             # A command's entry point exits on arguments it refuses (argparse): what it
             # does, as a raise is, not an end of the probe.
-            return self._raised(error)
+            spent, outcome = watch.seconds(), self._raised(error)
         finally:
             if tracer is not None:
                 sys.settrace(None)
+            if collecting:
+                gc.enable()
+        return Outcome("hung") if spent > timeout else outcome
 
     def _raised(self, error: BaseException) -> Outcome:
         traceback: TracebackType | None = error.__traceback__

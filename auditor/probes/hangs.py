@@ -1,6 +1,6 @@
 """A probe call's timeout (`alarm`), and calls that hang where it cannot stop them.
 
-A probe's call timeout is a SIGALRM whose handler raises between two bytecodes. A loop
+A probe's call timeout is a signal whose handler raises between two bytecodes. A loop
 inside C never gets back to the interpreter (`deque(range(10**18), maxlen=1)`, a
 backtracking regular expression, `sum` over a huge range), so the handler never runs and
 only the forked probe's whole time budget ends it, with every result of that probe lost.
@@ -109,17 +109,17 @@ def in_forked_probe() -> bool:
 @contextlib.contextmanager
 def guarded_call(timeout: float) -> Iterator[bool]:
     """Around one call that has `timeout` seconds: yields whether to make it (not when it
-    hung inside C in an earlier run). A call still busy when it has used its timeout in
-    CPU time (the SIGALRM comes first otherwise: a single thread's CPU time runs no
-    faster than the clock), or `SHORTEST_CPU_SECONDS`, is stuck where the SIGALRM cannot
-    reach: the process ends."""
+    hung inside C in an earlier run). A call still busy when it has used a quarter more
+    than its timeout in CPU time (user and system: the call's own timer counts user
+    time, and comes first otherwise), or `SHORTEST_CPU_SECONDS`, is stuck where no
+    handler runs: the process ends."""
     if _numbering is None:  # not in a forked probe: nothing would run the work again
         yield True
         return
     if _numbering.numbers.start_one() in _numbering.hung:
         yield False
         return
-    signal.setitimer(signal.ITIMER_PROF, max(timeout + 0.05, SHORTEST_CPU_SECONDS))
+    signal.setitimer(signal.ITIMER_PROF, max(1.25 * timeout + 0.05, SHORTEST_CPU_SECONDS))
     try:
         yield True
     finally:

@@ -29,6 +29,7 @@ from auditor.probes.calls import Example, Subject
 from auditor.probes.draws import drawn
 from auditor.probes.hangs import CallTimeout, alarm, guarded_call
 from auditor.probes.outcomes import Outcome, equal, same
+from auditor.probes.own_time import Budget
 from auditor.probes.protocol import ProbeSpec, Reads, SurvivorSpec, share_of
 from auditor.probes.reach import FileLines, States, statement_lines
 from auditor.probes.receiver_type import decides_by_receiver_type
@@ -182,11 +183,11 @@ def trials_for(
     `AwareDateTime()` in some runs and not in others. With a file `watched`, each trial
     keeps the lines of it that its call ran."""
     trials: list[Trial] = []
-    deadline = time.monotonic() + spec.time_budget / 2
+    budget = _half_budget(spec)
     if examples:
         subject.invoke(examples[0], spec.call_timeout)
     for example in examples:
-        if time.monotonic() > deadline:
+        if budget.spent():
             break
         subject.hangs = 0  # an input that hangs is left out, not every one after it
         ran = FileLines(watched) if watched else None
@@ -195,6 +196,13 @@ def trials_for(
             trials.append(Trial(subject, example, outcome, ran))
     subject.hangs = 0
     return trials
+
+
+def _half_budget(spec: ProbeSpec) -> Budget:
+    """Half the work's time budget, in the calls' own time, so that as many inputs are
+    tried whatever the load; the clock stops it short of the whole budget, after which
+    the fork is killed with every result."""
+    return Budget(spec.time_budget / 2, backstop=0.9 * spec.time_budget)
 
 
 def _on_mutant(
@@ -208,12 +216,12 @@ def _on_mutant(
     mutant.apply(alive)
     outcomes: list[Outcome] = []
     differing: list[int] = []
-    deadline = time.monotonic() + spec.time_budget / 2
+    budget = _half_budget(spec)
     for index, trial in enumerate(trials):
         outcomes.append(trial.subject.invoke(trial.example, spec.call_timeout))
         if not same(trial.outcome, outcomes[index]):
             differing.append(index)
-        if len(differing) >= ENOUGH or time.monotonic() > deadline:
+        if len(differing) >= ENOUGH or budget.spent():
             break
     if not differing:
         return Draft(examples=len(outcomes))
@@ -282,10 +290,10 @@ def _original_states(
 ) -> Traced:
     """Runs in a grandchild: the original's states at the survivor's lines on each input,
     for `seconds` at most."""
-    deadline = time.monotonic() + seconds
+    budget = Budget(seconds, backstop=1.8 * seconds)  # its fork is killed at twice
     traced = Traced()
     for trial in trials:
-        if time.monotonic() > deadline:
+        if budget.spent():
             break
         traced.states.append(_states(trial, survivor, spec))
     return traced
@@ -332,10 +340,10 @@ class _Infecting:
         """The mutant's states at its lines on each input, against the original's
         (`before`, which may stop before the last input), for `seconds` at most."""
         self.mutant.apply(self.alive)
-        deadline = time.monotonic() + seconds
+        budget = Budget(seconds, backstop=1.8 * seconds)  # its fork is killed at twice
         infected = traced = 0
         for trial, original in zip(trials, before, strict=False):
-            if time.monotonic() > deadline:
+            if budget.spent():
                 break
             after = _states(trial, self.survivor, self.spec)
             infected += original is not None and after is not None and after != original
