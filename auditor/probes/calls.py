@@ -506,19 +506,19 @@ class Subject:
         try:
             with alarm(timeout * WALL_SLACK), alarm(timeout + CPU_TIMER_TICK, cpu=True):
                 value = drained(target(*positional, **keyword))
-            spent, outcome = watch.seconds(), Outcome("returned", value=value)
+            late, outcome = watch.over(timeout), Outcome("returned", value=value)
         except CallTimeout:
             return Outcome("hung")
         except (Exception, SystemExit) as error:
             # A command's entry point exits on arguments it refuses (argparse): what it
             # does, as a raise is, not an end of the probe.
-            spent, outcome = watch.seconds(), self._raised(error)
+            late, outcome = watch.over(timeout), self._raised(error)
         finally:
             if tracer is not None:
                 sys.settrace(None)
             if collecting:
                 gc.enable()
-        return Outcome("hung") if spent > timeout else outcome
+        return Outcome("hung") if late else outcome
 
     def _raised(self, error: BaseException) -> Outcome:
         traceback: TracebackType | None = error.__traceback__

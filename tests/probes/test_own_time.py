@@ -6,12 +6,14 @@ an idle machine and a loaded one."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 
+from auditor.probes.child import _run_forked
 from auditor.probes.witness import trials_for
 from tests.conftest import probe_spec, subject_of
 
@@ -46,6 +48,20 @@ def test_an_input_the_load_slows_down_is_still_a_trial(module):
     with _crowded_cpu(busy=3):
         trials = trials_for(subject, spec, given)
     assert [trial.example["n"] for trial in trials] == [600_000, 600_001, 600_002]
+
+
+def test_in_a_forked_probe_the_load_is_still_not_a_calls_time(module):
+    # The fork must read its own thread's waits, not those of the thread it was forked
+    # from (whose figures it could still read through an inherited descriptor).
+    subject = subject_of(module, "burn")
+    given = [{"n": 600_000 + n} for n in range(3)]
+    spent = max(_cpu_seconds(lambda: subject.invoke(given[0], 10.0)) for _ in range(3))
+    spec = probe_spec(call_timeout=20 * spent)
+    with _crowded_cpu(busy=3):
+        text, why = _run_forked(
+            lambda: [trial.example["n"] for trial in trials_for(subject, spec, given)], 30.0
+        )
+    assert (json.loads(text or "null"), why) == ([600_000, 600_001, 600_002], "")
 
 
 def test_no_collection_runs_inside_a_probes_call(module):
