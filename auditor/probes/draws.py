@@ -139,7 +139,11 @@ def shrunk(
         if drawn_input is not _NOTHING and condition(drawn_input[0]):
             data.mark_interesting(_origin())
 
-    runner = ConjectureRunner(test, settings=search_settings(1, shrink=True))
+    # Seeded: the shrinker tries some changes in a random order, and an unseeded runner
+    # takes that order from the process's random state (another shrunk input each run).
+    runner = ConjectureRunner(
+        test, settings=search_settings(1, shrink=True), random=random.Random(SEED)
+    )
     # The engine ends a run by raising: at its limit on shrinks, or once the strategy
     # has nothing left to draw; what it kept so far stands.
     with contextlib.suppress(RunIsComplete):

@@ -87,6 +87,20 @@ def test_a_search_shrinks_every_part_of_the_input():
     assert found == ((6, "", [False, False, False]),)
 
 
+def test_a_search_shrinks_to_the_same_input_every_time():
+    # Stuck, the shrinker tries its changes in a random order: here it ends on
+    # [101, '000', '000'] or [101, '000000'] depending on that order.
+    numbers_and_texts = st.lists(st.one_of(st.integers(), st.text()))
+
+    def wanted(items: list[int | str]) -> bool:
+        numbers = sum(item for item in items if isinstance(item, int))
+        return numbers > 100 and sum(len(item) for item in items if isinstance(item, str)) > 5
+
+    found = {repr(first(Drawn(numbers_and_texts, 300), wanted)) for _ in range(10)}
+
+    assert len(found) == 1
+
+
 def test_a_search_among_few_inputs_gives_the_smallest_it_wants():
     # The engine ends its run once it has tried all three, before its shrinker takes
     # the last one it tried.
