@@ -114,7 +114,8 @@ class Outcome:
         if self.kind == "raised":
             assert self.error is not None
             text = f"raises {type(self.error).__name__}"
-            message = str(self.error).splitlines()[0] if str(self.error) else ""
+            # Its arguments' reprs may hold addresses (`<function f at 0x7f..>`).
+            message = stable_repr(str(self.error).splitlines()[0]) if str(self.error) else ""
             return f"{text}: {message}"[:300] if message else text
         return f"returns {short_repr(self.value)}"
 

@@ -67,6 +67,16 @@ def test_exceptions_with_the_same_attributes_and_another_message_differ():
     assert equal(_OutOfStock("pear", 5), _OutOfStock("pear", 5))
 
 
+def test_an_exception_is_described_without_the_addresses_its_message_holds():
+    # pathspec 1.1.1's `AlreadyRegisteredError(name, function)`: the report showed
+    # `<function ... at 0x7ffff4278c20>`, another address in each run.
+    error = LookupError("", _hook)
+
+    described = Outcome("raised", error=error).describe()
+
+    assert described == "raises LookupError: ('', <function _hook>)"
+
+
 def _yielding(*items):
     yield from items
 
