@@ -261,7 +261,7 @@ def main(spec_path: str) -> int:
     # What the work needs, imported before the guard is on.
     from auditor.containment import guard
     from auditor.mutation import swap  # noqa: F401
-    from auditor.probes import calls, search, strategies, witness  # noqa: F401
+    from auditor.probes import calls, draws, search, strategies, witness  # noqa: F401
 
     if spec.searches:
         # A witness's test that expects an exception imports pytest, and each runs in a
@@ -271,6 +271,7 @@ def main(spec_path: str) -> int:
     if spec.guard:
         guard.install(spec.allowed_roots, lambda blocked: None, [spec.root])
     strategies.register_types()  # before any strategy is built
+    draws.draw_branches_directly()
     work = _Work(spec, results)
     _hide_own_constants()
     _warm_hypothesis()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import strategies as st
+from hypothesis.strategies._internal.strategies import OneOfStrategy
 
 from auditor.probes import draws
 from auditor.probes.draws import MISSES, Drawn, drawn, first, satisfying
@@ -75,6 +76,21 @@ def test_without_the_internals_hypothesis_s_engine_makes_the_inputs(
 
     assert sorted(inputs) == list(range(21))
     assert inputs[0] == 0
+
+
+def test_a_union_drawn_branch_first_gives_the_inputs_hypothesis_gives(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    unions = st.one_of(
+        st.none(),
+        st.integers() | st.text(),
+        st.lists(st.booleans() | st.floats() | st.nothing()),
+        st.decimals(),
+    )
+    by_hypothesis = [repr(value) for value in drawn(unions, 300)]
+    monkeypatch.setattr(OneOfStrategy, "do_draw", draws.draw_a_branch)
+
+    assert [repr(value) for value in drawn(unions, 300)] == by_hypothesis
 
 
 def test_a_search_gives_the_smallest_input_it_wants():
