@@ -8,6 +8,7 @@ what happened."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import importlib
 import inspect
@@ -41,10 +42,6 @@ from auditor.report import ParamStrategy
 
 Example = dict[str, Any]
 
-
-WALL_SLACK = 4
-"""The clock's bound on a call, in call timeouts: its own time is what counts, the clock
-only ends a call that waits for something that never comes."""
 
 CPU_TIMER_TICK = 0.01
 """What a CPU timer may charge a call beyond its use: the kernel charges the process a
@@ -492,8 +489,10 @@ class Subject:
     ) -> Outcome:
         """Make the call, stopped after `timeout` seconds of its own time (`own_time`:
         the same calls hang on an idle machine and a loaded one); `tracer` (when given)
-        sees its lines. The CPU timer stops a loop; the clock stops a call that sleeps or
-        waits at `WALL_SLACK` times the timeout; one that ends past its timeout hung.
+        sees its lines. The CPU timer stops a loop; the clock's timer stops a call that
+        sleeps or waits, once its own time is past the timeout (each time it fires before,
+        the load made the clock run, and it is set again); one that ends past its timeout
+        hung.
 
         The garbage collector waits until the call has returned: when a collection of the
         whole heap comes depends on what ran before (which work items the process got),
@@ -504,7 +503,8 @@ class Subject:
         gc.disable()
         watch = Stopwatch()
         try:
-            with alarm(timeout * WALL_SLACK), alarm(timeout + CPU_TIMER_TICK, cpu=True):
+            over = functools.partial(watch.over, timeout)
+            with alarm(timeout, late=over), alarm(timeout + CPU_TIMER_TICK, cpu=True):
                 value = drained(target(*positional, **keyword))
             late, outcome = watch.over(timeout), Outcome("returned", value=value)
         except CallTimeout:

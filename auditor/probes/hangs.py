@@ -19,7 +19,7 @@ import mmap
 import os
 import signal
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 
@@ -27,21 +27,28 @@ class CallTimeout(BaseException):
     """The call did not return in time: a BaseException so `except Exception` misses it."""
 
 
-def _on_alarm(signum: int, frame: object) -> None:
-    raise CallTimeout
-
-
 @contextlib.contextmanager
-def alarm(seconds: float, cpu: bool = False) -> Iterator[None]:
+def alarm(
+    seconds: float, cpu: bool = False, late: Callable[[], bool] | None = None
+) -> Iterator[None]:
     """CallTimeout inside the block after `seconds` of wall time, or of this process's
-    CPU time (`cpu`: what the block computes, whatever the load). No garbage-collector
+    CPU time (`cpu`: what the block computes, whatever the load). `late`, when given, is
+    asked each time the wall timer fires: while it says the block is not late (the load,
+    not the block, made the clock run), the timer is set again. No garbage-collector
     callback runs meanwhile: the interpreter ignores what one raises, so an alarm
     handled inside one (Hypothesis keeps one; code that allocates fast collects all the
     time) would never stop the block. Disarmed before the block's exception is seen."""
     timer, signal_number = (
         (signal.ITIMER_VIRTUAL, signal.SIGVTALRM) if cpu else (signal.ITIMER_REAL, signal.SIGALRM)
     )
-    previous = signal.signal(signal_number, _on_alarm)
+
+    def on_alarm(signum: int, frame: object) -> None:
+        if late is not None and not late():
+            signal.setitimer(timer, seconds)
+            return
+        raise CallTimeout
+
+    previous = signal.signal(signal_number, on_alarm)
     callbacks = gc.callbacks[:]
     gc.callbacks.clear()
     signal.setitimer(timer, seconds)
