@@ -48,7 +48,7 @@ def draw_branches_directly() -> None:
     except ImportError:
         return
     if hasattr(OneOfStrategy, "element_strategies"):
-        OneOfStrategy.do_draw = draw_a_branch  # type: ignore[method-assign]
+        OneOfStrategy.do_draw = draw_a_branch  # type: ignore[method-assign,assignment]
 
 
 def draw_a_branch(one_of: Any, data: Any) -> Any:
@@ -71,14 +71,34 @@ def search_settings(examples: int, shrink: bool) -> settings:
     )
 
 
+Choices = tuple[Any, ...]
+"""What Hypothesis drew to make an input (integers, floats, strings, bytes, booleans)."""
+
+
 def drawn(strategy: st.SearchStrategy[Any], count: int) -> list[Any]:
     """Up to `count` distinct inputs of `strategy`, the simplest first."""
+    return [value for value, _ in drawn_with_choices(strategy, count)]
+
+
+def drawn_with_choices(
+    strategy: st.SearchStrategy[Any], count: int
+) -> list[tuple[Any, Choices | None]]:
+    """`drawn`, each input with the choices that made it (None where Hypothesis's
+    internals are not as known: `find` made it)."""
     if not internals_known():
-        return _found(strategy, count)
-    return [value for value, _ in draws(strategy, count)]
+        return [(value, None) for value in _found(strategy, count)]
+    return list(draws(strategy, count))
 
 
-def draws(strategy: st.SearchStrategy[Any], count: int) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+def redrawn(strategy: st.SearchStrategy[Any], choices: Choices) -> tuple[Any] | None:
+    """(input,): the input `choices` made, made again; None where they make none."""
+    from hypothesis.internal.conjecture.data import ConjectureData
+
+    made = _draw(strategy, ConjectureData.for_choices(choices))
+    return None if made is _NOTHING else made
+
+
+def draws(strategy: st.SearchStrategy[Any], count: int) -> Iterator[tuple[Any, Choices]]:
     """Up to `count` distinct inputs of `strategy`, each with the choices that made it,
     the simplest first; one at a time, so that a search can stop at the one it wants.
 
@@ -108,10 +128,10 @@ class Drawn:
     def __init__(self, strategy: st.SearchStrategy[Any], count: int) -> None:
         self.strategy = strategy
         self.count = count
-        self._made: list[tuple[Any, tuple[Any, ...]]] = []
+        self._made: list[tuple[Any, Choices]] = []
         self._source = draws(strategy, count)
 
-    def __iter__(self) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+    def __iter__(self) -> Iterator[tuple[Any, Choices]]:
         place = 0
         while place < len(self._made) or self._draw_one():
             yield self._made[place]
@@ -148,7 +168,7 @@ def first(inputs: Drawn, condition: Callable[[Any], bool]) -> tuple[Any] | None:
 
 def shrunk(
     strategy: st.SearchStrategy[Any],
-    choices: tuple[Any, ...],
+    choices: Choices,
     condition: Callable[[Any], bool],
     value: Any,
 ) -> Any:

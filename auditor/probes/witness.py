@@ -26,7 +26,7 @@ from auditor.containment import wire
 from auditor.mutation.mutant import FunctionIndex, MutantSources, PreparedMutant
 from auditor.mutation.swap import SwapError
 from auditor.probes.calls import Example, Subject
-from auditor.probes.draws import drawn
+from auditor.probes.draws import Choices, drawn, drawn_with_choices, redrawn
 from auditor.probes.hangs import CallTimeout, alarm, guarded_call
 from auditor.probes.outcomes import Outcome, equal, same
 from auditor.probes.own_time import Budget
@@ -66,8 +66,9 @@ class Draft:
 class Inputs:
     """What a function's trial run in a grandchild sends back: which of the inputs it
     generated the original behaves on as a test can check (`trials_for`), and those
-    inputs, each pickled before any call, when they can be (generating is the costly
-    part)."""
+    inputs, each pickled before any call (generating is the costly part), or where
+    pickle refuses one (a lambda Hypothesis draws for a `Callable`, a lock), the choices
+    that make it again."""
 
     usable: list[int] = field(default_factory=list)
     """Their places in generation order: derandomized, generation gives them again."""
@@ -82,9 +83,9 @@ class Inputs:
     def examples(self, subject: Subject) -> list[Example]:
         if not self.usable:
             return []
-        unpickled = _unpickled(self.pickled)
-        if unpickled is not None:
-            return unpickled
+        restored = _restored(self.pickled, subject)
+        if restored is not None:
+            return restored
         generated = examples_for(subject, self.count)
         return [generated[place] for place in self.usable if place < len(generated)]
 
@@ -99,15 +100,23 @@ class WitnessBatch:
 
 def _tried_inputs(subject: Subject, spec: ProbeSpec, count: int) -> Inputs:
     """Runs in a grandchild: generate `count` inputs and call the function on them."""
-    examples = examples_for(subject, count)
-    try:
-        each = [_pickled(example) for example in examples]
-    except Exception:  # an input holding a lambda, a lock, a generator...
-        each = []
+    made = drawn_with_choices(subject.strategy, count)
+    examples = [example for example, _ in made]
+    stored = [_stored(example, choices) for example, choices in made]
     kept = {id(trial.example) for trial in trials_for(subject, spec, examples)}
     usable = [place for place, example in enumerate(examples) if id(example) in kept]
-    pickled = pickle.dumps([each[place] for place in usable]) if each else b""
+    pickled = pickle.dumps([stored[place] for place in usable])
     return Inputs(usable=usable, count=count, pickled=base64.b64encode(pickled).decode())
+
+
+def _stored(example: Example, choices: Choices | None) -> tuple[str, Any]:
+    """An input as a later group gets it back: pickled, else the choices that made it
+    (drawing it again from them is one draw; generating every input again, on
+    pathspec 1.1.1, 2 s of its 8 s of witness-input generation)."""
+    try:
+        return ("input", _pickled(example))
+    except Exception:  # an input holding a lambda, a lock, a generator...
+        return ("choices", choices)
 
 
 _VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
@@ -154,13 +163,25 @@ def _view(kind: str, items: list[Any]) -> Any:
     return dict(items).items()
 
 
-def _unpickled(pickled: str) -> list[Example] | None:
+def _restored(pickled: str, subject: Subject) -> list[Example] | None:
+    """The inputs `_stored` kept, each unpickled or drawn again from its choices; None
+    when one cannot be."""
     if not pickled:
         return None
     try:
-        return [pickle.loads(data) for data in pickle.loads(base64.b64decode(pickled))]
+        entries = pickle.loads(base64.b64decode(pickled))
+        return [_restored_one(kind, data, subject) for kind, data in entries]
     except Exception:
         return None
+
+
+def _restored_one(kind: str, data: Any, subject: Subject) -> Example:
+    if kind == "input":
+        return pickle.loads(data)
+    made = redrawn(subject.strategy, data) if data is not None else None
+    if made is None:
+        raise ValueError("no choices, or choices that make no input")
+    return made[0]
 
 
 def examples_for(subject: Subject, count: int) -> list[Example]:

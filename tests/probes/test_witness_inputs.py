@@ -4,6 +4,7 @@ again; and Hypothesis draws no constant from audit's own code."""
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 import threading
@@ -22,8 +23,8 @@ from auditor.probes.protocol import ProbeSpec, SurvivorSpec, input_counts
 from auditor.probes.witness import (
     Draft,
     Inputs,
+    _restored,
     _tried_inputs,
-    _unpickled,
     examples_for,
     trials_for,
     witnesses_for_group,
@@ -85,8 +86,8 @@ def _spec(examples: int = 40, call_timeout: float = 0.5) -> ProbeSpec:
 
 def test_the_inputs_handed_back_are_the_ones_generation_gives(module):
     subject = subject_of(module, "scale")
-    handed_back = _unpickled(
-        wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec(), 40))).pickled
+    handed_back = _restored(
+        wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec(), 40))).pickled, subject
     )
     assert handed_back is not None
     assert handed_back == examples_for(subject, 40)
@@ -95,7 +96,7 @@ def test_the_inputs_handed_back_are_the_ones_generation_gives(module):
 
 def test_trials_on_handed_back_inputs_equal_trials_on_fresh_ones(module):
     subject = subject_of(module, "scale")
-    handed_back = _unpickled(_tried_inputs(subject, _spec(), 40).pickled)
+    handed_back = _restored(_tried_inputs(subject, _spec(), 40).pickled, subject)
     again = trials_for(subject, _spec(), handed_back)
     fresh = trials_for(subject, _spec(), examples_for(subject, _spec().witness_examples))
     assert [(t.example, t.outcome.value) for t in again] == [
@@ -140,7 +141,7 @@ def test_unpicklable_inputs_generated_again_leave_out_those_the_original_hangs_o
 
 def test_the_inputs_handed_back_leave_out_those_the_original_hangs_on(module):
     subject = subject_of(module, "settle")
-    handed_back = _unpickled(_tried_inputs(subject, _spec(call_timeout=0.02), 40).pickled)
+    handed_back = _restored(_tried_inputs(subject, _spec(call_timeout=0.02), 40).pickled, subject)
     generated = examples_for(subject, 40)
     assert handed_back == [example for example in generated if example["n"] <= 100]
     assert len(handed_back) < len(generated)
@@ -174,17 +175,25 @@ def test_a_function_on_which_nothing_could_be_generated_is_not_generated_again(m
     assert (inputs.examples(subject), len(draws)) == ([], drawn)
 
 
-def test_inputs_that_cannot_be_pickled_are_generated_again_and_only_the_usable_kept(
-    module, monkeypatch
-):
+def test_an_input_that_cannot_be_pickled_is_drawn_again_on_its_own(module, monkeypatch):
+    # A lock in every third input: those come back drawn from their choices, one draw
+    # each, the others unpickled; all 30 as generation gives them.
     subject = subject_of(module, "holds")
-    locks = st.builds(lambda: {"lock": threading.Lock()})
-    monkeypatch.setattr(subject, "strategy", locks)
-    inputs = wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec(5), 5)))
-    assert inputs.pickled == ""
+    draws = []
+
+    def made(n: int) -> dict:
+        draws.append(n)
+        return {"lock": threading.Lock() if n % 3 == 0 else n}
+
+    monkeypatch.setattr(subject, "strategy", st.builds(made, st.integers()))
+    inputs = wire.decode(Inputs, wire.encode(_tried_inputs(subject, _spec(30), 30)))
+    draws.clear()
     again = inputs.examples(subject)
-    assert len(again) >= 1
-    assert {type(example["lock"]) for example in again} == {type(threading.Lock())}
+    locks = [example for example in again if not isinstance(example["lock"], int)]
+    assert len(draws) == len(locks) == 10
+    assert [repr(example["lock"])[:12] for example in again] == [
+        repr(example["lock"])[:12] for example in examples_for(subject, 30)
+    ]
 
 
 def test_inputs_an_earlier_group_generated_are_not_generated_again(module):
@@ -317,29 +326,21 @@ def test_the_probe_process_collects_the_codes_constants_before_it_forks(tmp_path
     assert result.stdout.strip() == "[] True", result.stderr
 
 
-def test_dict_views_drawn_for_an_iterable_are_handed_back_too(module, monkeypatch):
-    subject = subject_of(module, "scale")
+def test_dict_views_drawn_for_an_iterable_are_handed_back_pickled():
     drawn = {"values": {"a": 1, "b": 2}.values(), "keys": {3: 0}.keys(), "items": {4: 5}.items()}
-    monkeypatch.setattr(subject, "strategy", st.just(drawn))
-    handed_back = _unpickled(_tried_inputs(subject, _spec(5), 5).pickled)
-    assert handed_back is not None
-    (example,) = handed_back
+    example = pickle.loads(witness_search._pickled(drawn))
     assert {name: (type(view), list(view)) for name, view in example.items()} == {
         name: (type(view), list(view)) for name, view in drawn.items()
     }
 
 
-def test_memoryviews_drawn_for_a_sized_argument_are_handed_back_too(module, monkeypatch):
-    subject = subject_of(module, "scale")
+def test_memoryviews_drawn_for_a_sized_argument_are_handed_back_pickled():
     drawn = {
         "bytes": memoryview(b"ab"),
         "writable": memoryview(bytearray(b"cd")),
         "words": memoryview(bytearray(8)).cast("I"),
     }
-    monkeypatch.setattr(subject, "strategy", st.just(drawn))
-    handed_back = _unpickled(_tried_inputs(subject, _spec(5), 5).pickled)
-    assert handed_back is not None
-    (example,) = handed_back
+    example = pickle.loads(witness_search._pickled(drawn))
     described = {
         name: (view.tolist(), view.readonly, view.format, view.shape)
         for name, view in example.items()
