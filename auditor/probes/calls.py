@@ -127,7 +127,8 @@ class Subject:
             self.owner_class = owner
         self.name = spec.qualname.split(".")[-1]
         raw = inspect.getattr_static(owner, self.name)
-        if isinstance(raw, staticmethod):
+        binds_class = isinstance(raw, classmethod)
+        if isinstance(raw, (staticmethod, classmethod)):
             raw = raw.__func__
         if not isinstance(raw, FunctionType):
             raise NotProbeable(f"{spec.qualname} is not a plain function")
@@ -140,12 +141,17 @@ class Subject:
         self.is_method = spec.kind == "method"
         self.is_constructor = spec.kind == "constructor"
         self.signature = inspect.signature(self.function)
+        if binds_class:  # `cls`: the call through the class gives it
+            bound, *parameters = self.signature.parameters.values()
+            self.signature = self.signature.replace(parameters=parameters)
         rebuilt = [self._rebuilt_arguments(call) for call in spec.observed]
         self._seen: list[Example] = rebuilt
         """Each observed call's arguments that rebuild, whether or not the others do."""
         made_by_the_call = (
             {next(iter(self.signature.parameters), "")} if self.is_constructor else set()
         )
+        if binds_class:
+            made_by_the_call.add(bound.name)
         self.observed = [
             args
             for args, call in zip(rebuilt, spec.observed, strict=True)

@@ -86,8 +86,9 @@ class Target:
     end_line: int
     class_name: str = ""
     kind: str = "function"
-    """`function`, `method`, `staticmethod`, or `constructor` (a public class's
-    `__init__`, called through the class: what it builds is what a test sees)."""
+    """`function`, `method`, `staticmethod`, `classmethod` (called through its class,
+    which the call binds), or `constructor` (a public class's `__init__`, called through
+    the class: what it builds is what a test sees)."""
     raises: tuple[Raise, ...] = ()
     documented_raises: tuple[str, ...] = ()
     doc_literals: tuple[str, ...] = ()
@@ -215,7 +216,6 @@ _NOT_CALLS = {
     "setter",
     "getter",
     "deleter",
-    "classmethod",
     "overload",
     "contextmanager",
     "asynccontextmanager",
@@ -262,7 +262,7 @@ def _targets_in(source: bytes, filename: str, relative: str, module: str) -> tup
         if constructor:
             kind = "constructor"
         elif class_name:
-            kind = "staticmethod" if "staticmethod" in decorators else "method"
+            kind = next((k for k in ("staticmethod", "classmethod") if k in decorators), "method")
         found.append(
             Target(
                 file=relative,

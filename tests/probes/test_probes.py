@@ -320,6 +320,41 @@ def planted(tmp_path_factory):
     return _witnesses_of(root)
 
 
+CLASS_METHOD = """
+class Cents:
+    def __init__(self, amount: int) -> None:
+        self.amount = amount
+
+    @classmethod
+    def from_euros(cls, euros: int) -> "Cents":
+        return cls(euros * 100)
+"""
+
+
+def test_a_class_method_is_probed_through_its_class_and_its_survivors_witnessed(tmp_path):
+    # pathspec 1.1.1: 91 survivors of its pattern classes' `pattern_to_regex` class
+    # methods were "not probeable: no probeable function in its file".
+    root = _project(
+        tmp_path / "cm",
+        CLASS_METHOD,
+        """
+        from pkg.core import Cents
+
+        def test_from_euros_runs():
+            assert Cents.from_euros(2) is not None
+        """,
+    )
+    report = _report_of(root)
+    (probed,) = [f for f in report["probes"]["functions"] if f["function"] == "Cents.from_euros"]
+    witness = _witnesses_in(report)("Cents.from_euros", "* -> /")
+    assert (probed["status"], [param["name"] for param in probed["params"]]) == (
+        "probed",
+        ["euros"],
+    )
+    assert witness["status"] == "found"
+    assert witness["input"].startswith("Cents.from_euros(")
+
+
 def test_a_change_made_on_some_input_that_never_shows_is_likely_equivalent(planted):
     # `twice` is never read: `x + x` -> `x - x` changes it on every input but 0, and
     # size() returns the same (semver 3.0.2's bump_build computes its result twice).

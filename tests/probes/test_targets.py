@@ -16,6 +16,8 @@ def _targets(tmp_path: Path, source: str):
 
 
 def test_public_functions_and_methods_are_targets_private_and_properties_are_not(tmp_path):
+    # A class method is a call of its body through the class (pathspec 1.1.1's
+    # `GitIgnoreSpecPattern.pattern_to_regex`); a property is an attribute.
     found = _targets(
         tmp_path,
         """
@@ -28,13 +30,16 @@ def test_public_functions_and_methods_are_targets_private_and_properties_are_not
             def size(self): return 3
             @staticmethod
             def make(n): return Box()
+            @classmethod
+            def parse(cls, text): return cls()
         class _Internal:
             def run(self): return 4
         """,
     )
-    assert sorted(found) == ["Box.make", "Box.open", "public"]
+    assert sorted(found) == ["Box.make", "Box.open", "Box.parse", "public"]
     assert found["Box.open"].kind == "method"
     assert found["Box.make"].kind == "staticmethod"
+    assert found["Box.parse"].kind == "classmethod"
 
 
 def test_raise_statements_are_listed_with_their_lines(tmp_path):
