@@ -38,9 +38,9 @@ def draw_branches_directly() -> None:
 
     Hypothesis's `one_of` builds, validates and filters a new `sampled_from` of its
     branches at every draw, to leave out the branches empty at that moment (only a
-    stateful test's bundles can be): a third of the CPU a probe spends drawing inputs
-    (`decimals()`, `text()`, an `Optional` hint and every parameter with explicit
-    values are such unions). With no branch empty, that draw is one integer below the
+    stateful test's bundles can be): much of what drawing an input costs, since
+    `decimals()`, `text()`, an `Optional` hint and every parameter with explicit values
+    are such unions. With no branch empty, that draw is one integer below the
     number of branches, as here: the same choices, the same inputs. The probe process
     calls this once; where Hypothesis's internals are not as known, nothing changes."""
     try:

@@ -111,8 +111,8 @@ def _tried_inputs(subject: Subject, spec: ProbeSpec, count: int) -> Inputs:
 
 def _stored(example: Example, choices: Choices | None) -> tuple[str, Any]:
     """An input as a later group gets it back: pickled, else the choices that made it
-    (drawing it again from them is one draw; generating every input again, on
-    pathspec 1.1.1, 2 s of its 8 s of witness-input generation)."""
+    (drawing it again from them is one draw, where generating the function's inputs
+    again draws them all)."""
     try:
         return ("input", _pickled(example))
     except Exception:  # an input holding a lambda, a lock, a generator...
