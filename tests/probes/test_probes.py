@@ -353,6 +353,8 @@ def test_a_class_method_is_probed_through_its_class_and_its_survivors_witnessed(
     )
     assert witness["status"] == "found"
     assert witness["input"].startswith("Cents.from_euros(")
+    assert "from pkg.core import Cents" in witness["test"]
+    assert "Cents.from_euros(" in witness["test"]
 
 
 def test_a_change_made_on_some_input_that_never_shows_is_likely_equivalent(planted):
