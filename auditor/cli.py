@@ -251,13 +251,18 @@ def run(
         taken = "; ".join(f"{key} = {getattr(config, key)}" for key in mutmut_keys)
         click.echo(f"audit: no [tool.audit]; read {settings_from}: {taken}", err=True)
     stderr = Console(stderr=True)
-    if quiet:
-        report = run_audit(list(tests), config, cwd, SilentProgress())
-    elif not stderr.is_terminal:  # a CI log: plain lines, every 30 s at most
-        report = run_audit(list(tests), config, cwd, PlainProgress(sys.stderr))
-    else:
-        with RichProgress(stderr) as progress:
-            report = run_audit(list(tests), config, cwd, progress)
+    try:
+        if quiet:
+            report = run_audit(list(tests), config, cwd, SilentProgress())
+        elif not stderr.is_terminal:  # a CI log: plain lines, every 30 s at most
+            report = run_audit(list(tests), config, cwd, PlainProgress(sys.stderr))
+        else:
+            with RichProgress(stderr) as progress:
+                report = run_audit(list(tests), config, cwd, progress)
+    except BrokenPipeError as exc:
+        # Click takes a broken pipe for the reader of audit's output gone and exits 1
+        # without a word; this one led to a child of audit's own.
+        raise RuntimeError(f"a pipe to one of audit's processes broke: {exc}") from exc
     report.trend = with_trend(report, Path(report.project.root))
     _write_report(report, output)
     if _in_warm_session():

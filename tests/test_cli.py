@@ -15,6 +15,7 @@ from tests.conftest import (
     burns_under_coverage,
     cached_results,
     copy_fixture,
+    one_module_project,
     report_differences,
     run_audit,
     tree_digest,
@@ -318,6 +319,28 @@ def test_an_interrupt_handled_after_it_left_an_exec_still_exits_4_under_python_m
         [sys.executable, "-m", "interrupted_in_exec"], cwd=tmp_path, timeout=60
     )
     assert finished.returncode == 4
+
+
+def test_a_broken_pipe_inside_the_run_is_an_internal_error_not_a_silent_exit_1(tmp_path):
+    # Click takes any broken pipe for the reader of audit's output gone: exit 1, nothing
+    # said, no report; one to a probe process that died ended runs so.
+    one_module_project(tmp_path / "calc", "calc", "def one():\n    return 1\n", {})
+    (tmp_path / "broken_pipe.py").write_text(
+        "import auditor.__main__, auditor.pipeline\n"
+        "def run_audit(*args, **kwargs):\n"
+        "    raise BrokenPipeError(32, 'Broken pipe')\n"
+        "auditor.pipeline.run_audit = run_audit\n"
+        "auditor.__main__.main()\n"
+    )
+    finished = subprocess.run(
+        [sys.executable, str(tmp_path / "broken_pipe.py"), "tests", "-q"],
+        cwd=tmp_path / "calc",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert finished.returncode == 4
+    assert finished.stderr.startswith("audit: internal error: RuntimeError: a pipe to one of")
 
 
 def _lines_up_to(stream, ending: str) -> list[str]:

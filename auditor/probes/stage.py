@@ -22,7 +22,12 @@ from auditor.mutation.plan import read_index
 from auditor.mutation.protocol import Job
 from auditor.mutation.readers import ReadIndex
 from auditor.probes.cache import ProbeCache
-from auditor.probes.processes import ProbeProcesses, probe_growth_limit_mb, witness_examples
+from auditor.probes.processes import (
+    ProbeProcesses,
+    probe_growth_limit_mb,
+    send,
+    witness_examples,
+)
 from auditor.probes.protocol import (
     FunctionResult,
     ProbeWork,
@@ -616,13 +621,7 @@ class _Dispatcher:
         return choice
 
     def _send(self, process: subprocess.Popen[bytes], item: int | None) -> None:
-        assert process.stdin is not None
-        order = "\n" if item is None else f"{item}\n"
-        try:
-            process.stdin.write(order.encode())
-            process.stdin.flush()
-        except BrokenPipeError:
-            pass  # it died; its missing results say so
+        send(process, "\n" if item is None else f"{item}\n")
 
 
 def _count_lines(path: Path) -> int:

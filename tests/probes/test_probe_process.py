@@ -13,8 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from auditor.config import AuditConfig
 from auditor.containment import isolation, wire
+from auditor.context import RunContext
+from auditor.discovery.project import discover
 from auditor.mutation.protocol import Job
+from auditor.probes.processes import ProbeProcesses
 from auditor.probes.protocol import (
     SEARCH_CHUNK,
     FunctionResult,
@@ -26,7 +30,7 @@ from auditor.probes.protocol import (
 )
 from auditor.probes.stage import _Dispatcher, _work_items
 from auditor.probes.targets import find_targets
-from tests.conftest import target_spec
+from tests.conftest import one_module_project, target_spec
 
 
 def _target(key: str) -> TargetSpec:
@@ -178,6 +182,35 @@ def test_the_item_of_a_process_that_died_goes_to_another_once(tmp_path):
         dispatcher.serve(timeout=0.1)
     assert [int(n) for n in record.read_text().split()] == [0, 1, 2]
     assert not dispatcher.left
+
+
+def test_a_probe_process_that_dies_before_its_order_arrives_leaves_the_run_going(tmp_path):
+    """Its order fails to reach it once (a dead process's missing results say what it
+    lost): closing its pipe afterwards does not fail too. It did, and ended the whole run
+    with exit 1 and nothing printed."""
+    root = one_module_project(tmp_path / "pkg", "pkg", _CODE, {"test_pkg.py": _TEST})
+    run = RunContext.start(discover(["tests"], [], root), AuditConfig(sandbox="none"))
+    processes = ProbeProcesses(run, ["pkg"], [], searches=False)
+    target = find_targets(root / "pkg.py", "pkg.py", "pkg")[0]
+    spec = target_spec(target.key, str(root / "pkg.py"), "pkg", target.line)
+    processes.hand(ProbeWork(targets=[spec], survivors=[], items=[("probe", target.key)]))
+    process = processes.start()
+    dispatcher = _Dispatcher([process], [frozenset()])
+    assert _asks(process)  # its request for an item, read by the test, not the dispatcher
+    process.kill()
+    process.wait(timeout=10)
+    dispatcher._send(process, 0)
+    processes.close()
+    assert process.returncode == -9
+
+
+_TEST = """
+from pkg import halve
+
+
+def test_halve():
+    assert halve(4) == 2
+"""
 
 
 _CODE = """
