@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fcntl
 import functools
@@ -329,15 +330,34 @@ def children_running(pid: int, module: str) -> list[int]:
     """The processes `pid` started (each its direct child) that run `module`, in a
     sandbox or not (the sandbox's wrapper names it in its command line)."""
     found = []
+    for child in _children_by_parent().get(pid, []):
+        with contextlib.suppress(OSError):
+            if module.encode() in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(child)
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes running now that `pid` started, or that they started, and so on."""
+    children = _children_by_parent()
+    found, waiting = [], list(children.get(pid, []))
+    while waiting:
+        found.append(waiting.pop(0))
+        waiting += children.get(found[-1], [])
+    return found
+
+
+def _children_by_parent() -> dict[int, list[int]]:
+    """Every process running now, by the pid of its parent."""
+    children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         try:
+            pid = int(entry.name)
             parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            command = (entry / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue
-        if parent == pid and module.encode() in command:
-            found.append(int(entry.name))
-    return found
+        children.setdefault(parent, []).append(pid)
+    return children
 
 
 def copy_fixture(name: str, target: Path) -> Path:

@@ -5,6 +5,7 @@ tests live beside the code they test; docs/reliability.md lists them all.)"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import one_module_project, run_audit
+from tests.conftest import descendants, one_module_project, run_audit
 from tests.faults.project import SOURCE, TESTS, line_of, start_audit
 
 pytestmark = pytest.mark.slow
@@ -55,20 +56,19 @@ def undisturbed(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def _kill_when_it_runs(module: str, process, after: float) -> None:
-    """SIGKILL the first process running `python -m module`, `after` seconds after it
-    is seen, while the audit runs."""
+    """SIGKILL the first process of this audit running `python -m module`, `after`
+    seconds after it is seen, while the audit runs. Only this audit's: the suite runs
+    other audits beside it, whose probe processes were killed too and failed them."""
     wanted = f"-m\0{module}\0".encode()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         assert process.poll() is None, f"the audit ended before {module} ran"
-        for entry in Path("/proc").iterdir():
-            try:
-                if wanted in (entry / "cmdline").read_bytes():
+        for pid in descendants(process.pid):
+            with contextlib.suppress(OSError):
+                if wanted in Path(f"/proc/{pid}/cmdline").read_bytes():
                     time.sleep(after)
-                    os.kill(int(entry.name), signal.SIGKILL)
+                    os.kill(pid, signal.SIGKILL)
                     return
-            except (OSError, ValueError):
-                continue
         time.sleep(0.01)
     raise AssertionError(f"{module} never ran")
 
