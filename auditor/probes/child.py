@@ -272,6 +272,7 @@ def main(spec_path: str) -> int:
         guard.install(spec.allowed_roots, lambda blocked: None, [spec.root])
     strategies.register_types()  # before any strategy is built
     draws.draw_branches_directly()
+    hangs.keep_alarm_handlers()
     work = _Work(spec, results)
     _hide_own_constants()
     _warm_hypothesis()

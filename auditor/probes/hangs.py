@@ -27,28 +27,59 @@ class CallTimeout(BaseException):
     """The call did not return in time: a BaseException so `except Exception` misses it."""
 
 
+_TIMERS: dict[int, int] = {
+    signal.SIGALRM: signal.ITIMER_REAL,
+    signal.SIGVTALRM: signal.ITIMER_VIRTUAL,
+}
+
+_kept = False
+"""Whether `keep_alarm_handlers` installed the handlers for good."""
+
+_armed: dict[int, tuple[float, Callable[[], bool] | None]] = {}
+"""The armed alarm of each timer: its seconds and its `late`."""
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    timer = _TIMERS[signum]
+    if timer not in _armed:
+        return  # fired as its block ended: the block is no longer there to stop
+    seconds, late = _armed[timer]
+    if late is not None and not late():
+        signal.setitimer(timer, seconds)
+        return
+    raise CallTimeout
+
+
+def keep_alarm_handlers() -> None:
+    """Installs the alarms' signal handlers for good, in a probe process before its
+    first fork: installing and restoring them around each call was half of what a
+    probe call costs, and a probe process makes hundreds of thousands. A handler the
+    code under test installs over one stays for the rest of its fork's work; a call
+    that then does not return is ended by `guarded_call`'s timer."""
+    global _kept
+    for signal_number in _TIMERS:
+        signal.signal(signal_number, _on_alarm)
+    _kept = True
+
+
 @contextlib.contextmanager
 def alarm(
     seconds: float, cpu: bool = False, late: Callable[[], bool] | None = None
 ) -> Iterator[None]:
     """CallTimeout inside the block after `seconds` of wall time, or of this process's
     CPU time (`cpu`: what the block computes, whatever the load). `late`, when given, is
-    asked each time the wall timer fires: while it says the block is not late (the load,
-    not the block, made the clock run), the timer is set again. No garbage-collector
+    asked each time the timer fires: while it says the block is not late (the load, not
+    the block, made the clock run), the timer is set again. No garbage-collector
     callback runs meanwhile: the interpreter ignores what one raises, so an alarm
     handled inside one (Hypothesis keeps one; code that allocates fast collects all the
-    time) would never stop the block. Disarmed before the block's exception is seen."""
-    timer, signal_number = (
-        (signal.ITIMER_VIRTUAL, signal.SIGVTALRM) if cpu else (signal.ITIMER_REAL, signal.SIGALRM)
-    )
-
-    def on_alarm(signum: int, frame: object) -> None:
-        if late is not None and not late():
-            signal.setitimer(timer, seconds)
-            return
-        raise CallTimeout
-
-    previous = signal.signal(signal_number, on_alarm)
+    time) would never stop the block. Disarmed before the block's exception is seen;
+    the handler is installed for the block unless `keep_alarm_handlers` installed it."""
+    signal_number = signal.SIGVTALRM if cpu else signal.SIGALRM
+    timer = _TIMERS[signal_number]
+    kept = _kept  # asking the signal module which handler is installed costs 3 us
+    previous = None if kept else signal.signal(signal_number, _on_alarm)
+    outer = _armed.get(timer)
+    _armed[timer] = (seconds, late)
     callbacks = gc.callbacks[:]
     gc.callbacks.clear()
     signal.setitimer(timer, seconds)
@@ -56,7 +87,12 @@ def alarm(
         yield
     finally:
         signal.setitimer(timer, 0)
-        signal.signal(signal_number, previous)
+        if outer is None:
+            del _armed[timer]
+        else:
+            _armed[timer] = outer
+        if not kept:
+            signal.signal(signal_number, previous)
         gc.callbacks[:] = callbacks
 
 

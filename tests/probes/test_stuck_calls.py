@@ -6,6 +6,8 @@ from __future__ import annotations
 import collections
 import gc
 import json
+import subprocess
+import sys
 import time
 
 import pytest
@@ -78,3 +80,33 @@ def test_an_alarm_is_not_lost_in_a_garbage_collector_callback():
                 [[] for _ in range(1000)]
     finally:
         gc.callbacks.remove(busy)
+
+
+KEPT_HANDLERS = """
+import os, signal, time
+from auditor.probes.hangs import CallTimeout, alarm, keep_alarm_handlers
+
+keep_alarm_handlers()
+for cpu in (True, False):
+    try:
+        with alarm(0.05, cpu=cpu):
+            until = time.monotonic() + 3
+            while time.monotonic() < until:
+                pass
+        print("not stopped")
+    except CallTimeout:
+        print("stopped")
+os.kill(os.getpid(), signal.SIGALRM)  # a timer that fired as its block ended
+time.sleep(0.01)
+print("alive")
+"""
+
+
+def test_with_the_handlers_kept_an_alarm_stops_a_loop_and_a_late_one_stops_nothing():
+    # The probe process keeps the handlers installed (installing and restoring them
+    # took most of each call's cost); an alarm still stops its block, and one that
+    # fires once its block has ended is ignored rather than raised elsewhere.
+    result = subprocess.run(
+        [sys.executable, "-c", KEPT_HANDLERS], capture_output=True, text=True, timeout=30
+    )
+    assert result.stdout.split() == ["stopped", "stopped", "alive"], result.stderr
