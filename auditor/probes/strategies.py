@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from auditor.probes import decimals
 from auditor.probes.hangs import CallTimeout, alarm, guarded_call, in_forked_probe
 
 
@@ -94,6 +95,7 @@ def register_types() -> None:
     any strategy is built."""
     bound_sizes()
     withhold_environment()
+    decimals.register()
 
 
 def withhold_environment() -> None:
