@@ -193,6 +193,16 @@ class BaselineSection(_Model):
     test files and function bodies changed (the tests they touch run again); else
     measured, with what changed."""
 
+    def excluded_alike(self) -> list[tuple[tuple[str, str], list[str]]]:
+        """The tests that did not pass, by outcome and message, the largest group first:
+        a suite that cannot run here (a fixture every test uses asserts a C extension)
+        fails them all alike, for one cause."""
+        groups: dict[tuple[str, str], list[str]] = {}
+        for test in self.tests:
+            if test.outcome not in ("passed", "skipped"):
+                groups.setdefault((test.outcome, test.message), []).append(test.nodeid)
+        return sorted(groups.items(), key=lambda group: (-len(group[1]), group[1][0]))
+
 
 class CoverageCounts(_Model):
     statements: int

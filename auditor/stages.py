@@ -151,8 +151,14 @@ def _escalates(run: RunContext, draft: Draft) -> bool:
 
 def _baseline_line(draft: Draft) -> str:
     assert draft.baseline is not None
-    kept = ", kept from an earlier run" if kept_whole(draft.baseline) else ""
-    return f"{draft.baseline.passed} passed, {draft.baseline.excluded} excluded{kept}"
+    baseline = draft.baseline
+    kept = ", kept from an earlier run" if kept_whole(baseline) else ""
+    line = f"{baseline.passed} passed, {baseline.excluded} excluded{kept}"
+    alike = baseline.excluded_alike()
+    if alike and len(alike[0][1]) > 1:  # a cause many share, seen before the run goes on
+        (outcome, message), nodeids = alike[0]
+        line += f" ({len(nodeids)} {outcome}: {message[:120]})"
+    return line
 
 
 def _smells_line(draft: Draft) -> str:

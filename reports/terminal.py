@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from auditor.report import Report, TestResult
+from auditor.report import Report
 from reports.summary import (
     FINDING_TITLES,
     UNRATED,
@@ -240,30 +240,21 @@ def _render_weak_checks(report: Report, console: Console) -> None:
 
 def _render_not_audited(report: Report, console: Console) -> None:
     baseline = report.baseline
-    excluded = [test for test in baseline.tests if test.outcome not in ("passed", "skipped")]
-    if not excluded and not baseline.collection_errors:
+    alike = baseline.excluded_alike()
+    if not alike and not baseline.collection_errors:
         return
-    title = f"not audited (did not pass on the original code): {len(excluded)} tests"
+    count = sum(len(nodeids) for _, nodeids in alike)
+    title = f"not audited (did not pass on the original code): {count} tests"
     table = Table(title=title, title_justify="left")
     table.add_column("test", overflow="fold")
     table.add_column("outcome")
     table.add_column("why", overflow="fold")
     for error in baseline.collection_errors:
         table.add_row(error.location, "collection error", error.message)
-    for (outcome, message), nodeids in _alike(excluded):
+    for (outcome, message), nodeids in alike:
         more = f" and {len(nodeids) - 1} more" if len(nodeids) > 1 else ""
         table.add_row(nodeids[0] + more, outcome, message)
     console.print(table)
-
-
-def _alike(tests: list[TestResult]) -> list[tuple[tuple[str, str], list[str]]]:
-    """The tests by outcome and message, the largest group first: a suite that cannot
-    run here (a fixture every test uses asserts a C extension) fails 1,944 tests alike,
-    which read as one cause in one row rather than 1,944."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for test in tests:
-        groups.setdefault((test.outcome, test.message), []).append(test.nodeid)
-    return sorted(groups.items(), key=lambda group: (-len(group[1]), group[1][0]))
 
 
 def _render_smells(report: Report, console: Console) -> None:
