@@ -6,9 +6,13 @@ stderr and its exit code; nothing prints a traceback unless AUDIT_DEBUG=1.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Literal, NoReturn, Union, get_args, get_origin
@@ -252,13 +256,14 @@ def run(
         click.echo(f"audit: no [tool.audit]; read {settings_from}: {taken}", err=True)
     stderr = Console(stderr=True)
     try:
-        if quiet:
-            report = run_audit(list(tests), config, cwd, SilentProgress())
-        elif not stderr.is_terminal:  # a CI log: plain lines, every 30 s at most
-            report = run_audit(list(tests), config, cwd, PlainProgress(sys.stderr))
-        else:
-            with RichProgress(stderr) as progress:
-                report = run_audit(list(tests), config, cwd, progress)
+        with _stopped_on_terminate():
+            if quiet:
+                report = run_audit(list(tests), config, cwd, SilentProgress())
+            elif not stderr.is_terminal:  # a CI log: plain lines, every 30 s at most
+                report = run_audit(list(tests), config, cwd, PlainProgress(sys.stderr))
+            else:
+                with RichProgress(stderr) as progress:
+                    report = run_audit(list(tests), config, cwd, progress)
     except BrokenPipeError as exc:
         # Click takes a broken pipe for the reader of audit's output gone and exits 1
         # without a word; this one led to a child of audit's own.
@@ -268,6 +273,22 @@ def run(
     if _in_warm_session():
         click.get_current_context().obj.append(report)
     _finish(report, output, cwd, config.outputs.model_dump(), root)
+
+
+@contextlib.contextmanager
+def _stopped_on_terminate() -> Iterator[None]:
+    """SIGTERM (a CI job's timeout, `kill`, a container stopping) stops the run as Ctrl-C
+    does, with the partial report and exit 4: it ended the process at once, and what the
+    run had found was lost but for the cache. Signal handlers are the main thread's
+    (the warm session runs its audits there too)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _write_report(report: Report, path: Path) -> None:

@@ -390,6 +390,27 @@ def test_ctrl_c_during_mutation_writes_a_partial_report_and_the_rerun_resumes(pr
     assert tree_digest(root) == before
 
 
+@pytest.mark.slow
+def test_sigterm_during_mutation_writes_a_partial_report_as_ctrl_c_does(project_copy):
+    # What a CI job's timeout sends: it ended audit at once, the run's findings lost.
+    root = project_copy("shop")
+    report = root.parent / "partial.json"
+    command = [sys.executable, "-m", "auditor", "tests_shallow", "-q", "--no-probes"]
+    process = subprocess.Popen(
+        [*command, "--json", str(report)], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 90
+    while cached_results(root) < 20 and time.monotonic() < deadline:
+        time.sleep(0.05)  # until some mutants have a verdict
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 4, stderr.decode()
+    assert b"partial report written" in stderr
+    partial = json.loads(report.read_text())
+    assert partial["status"] == "incomplete"
+    assert 20 <= len(partial["mutation"]["mutants"]) < partial["mutation"]["scope"]["selected"]
+
+
 def test_smells_command_fails_on_high_severity_smells_without_running_tests(tmp_path):
     from tests.conftest import FIXTURES
 
