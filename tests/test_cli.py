@@ -353,32 +353,32 @@ def _lines_up_to(stream, ending: str) -> list[str]:
     return lines
 
 
-@pytest.mark.slow
-def test_ctrl_c_during_mutation_writes_a_partial_report_and_the_rerun_resumes(project_copy):
-    root = project_copy("shop")
-    before = tree_digest(root)
-    report = root.parent / "partial.json"
-    command = [
-        sys.executable,
-        "-m",
-        "auditor",
-        "tests_shallow",
-        "-q",
-        "--no-probes",
-        "--json",
-        str(report),
-    ]
-    process = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def _stopped_during_mutation(root: Path, report: Path, stop: signal.Signals) -> dict:
+    """The shop's shallow suite audited (no probes) and sent `stop` once 20 mutants have
+    a verdict: the partial report, after checking that the run said it wrote one."""
+    command = [sys.executable, "-m", "auditor", "tests_shallow", "-q", "--no-probes"]
+    process = subprocess.Popen(
+        [*command, "--json", str(report)], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 90
     while cached_results(root) < 20 and time.monotonic() < deadline:
         time.sleep(0.05)  # until some mutants have a verdict
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 4, stderr.decode()
     assert b"partial report written" in stderr
     partial = json.loads(report.read_text())
     assert partial["status"] == "incomplete"
     assert partial["mutation"]["interrupted"]
+    return partial
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_mutation_writes_a_partial_report_and_the_rerun_resumes(project_copy):
+    root = project_copy("shop")
+    before = tree_digest(root)
+    report = root.parent / "partial.json"
+    partial = _stopped_during_mutation(root, report, signal.SIGINT)
     done = len(partial["mutation"]["mutants"])
     full = partial["mutation"]["scope"]["selected"]
     assert 20 <= done < full
@@ -394,20 +394,7 @@ def test_ctrl_c_during_mutation_writes_a_partial_report_and_the_rerun_resumes(pr
 def test_sigterm_during_mutation_writes_a_partial_report_as_ctrl_c_does(project_copy):
     # What a CI job's timeout sends: it ended audit at once, the run's findings lost.
     root = project_copy("shop")
-    report = root.parent / "partial.json"
-    command = [sys.executable, "-m", "auditor", "tests_shallow", "-q", "--no-probes"]
-    process = subprocess.Popen(
-        [*command, "--json", str(report)], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    deadline = time.monotonic() + 90
-    while cached_results(root) < 20 and time.monotonic() < deadline:
-        time.sleep(0.05)  # until some mutants have a verdict
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 4, stderr.decode()
-    assert b"partial report written" in stderr
-    partial = json.loads(report.read_text())
-    assert partial["status"] == "incomplete"
+    partial = _stopped_during_mutation(root, root.parent / "partial.json", signal.SIGTERM)
     assert 20 <= len(partial["mutation"]["mutants"]) < partial["mutation"]["scope"]["selected"]
 
 
