@@ -41,6 +41,16 @@ def test_schema_is_a_valid_json_schema():
     jsonschema.Draft202012Validator.check_schema(json.loads(result.stdout))
 
 
+def test_the_schema_describes_each_field_by_its_docstring():
+    schema = json.loads(run_audit("schema", cwd=Path("/")).stdout)
+    witness = schema["$defs"]["Witness"]["properties"]
+    called = "The function called (the mutated one, or a public one that reaches it)."
+    assert witness["function"]["description"] == called
+    assert "description" not in witness["input"]  # declared without a docstring
+    baseline = "The suite on the original code, with per-test coverage."
+    assert schema["properties"]["baseline"]["description"] == baseline
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", FIXTURES_WITH_TWO_SUITES)
 def test_shallow_suite_has_high_coverage_yet_is_flagged(fixture_runs, name):
