@@ -16,7 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.discovery.packaging import distributed_code
-from auditor.discovery.pytest_options import PytestOptions, own_pytest_options
+from auditor.discovery.pytest_options import (
+    PytestOptions,
+    names_anyio_plugin,
+    own_pytest_options,
+)
 from auditor.errors import DiscoveryError
 
 if sys.version_info >= (3, 11):
@@ -120,6 +124,8 @@ class Project:
     """Packages next to the code under test that are not, and why."""
     test_file_patterns: tuple[str, ...] = PYTEST_TEST_FILES
     """pytest's `python_files` for this project (`test_file_patterns`)."""
+    names_anyio: bool = True
+    """Whether its files name a part of anyio's pytest plugin (`names_anyio_plugin`)."""
 
     def relative(self, path: str | Path) -> str:
         """`path` relative to the project root, as the report writes it."""
@@ -132,7 +138,7 @@ class Project:
     @property
     def pytest_options(self) -> PytestOptions:
         """What audit's own pytest runs add and set aside (pytest-cov's options)."""
-        return own_pytest_options(self.ini_options, os.environ)
+        return own_pytest_options(self.ini_options, os.environ, self.names_anyio)
 
     @property
     def collect_paths(self) -> tuple[Path, ...]:
@@ -389,11 +395,9 @@ def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> 
     source_roots = tuple(sorted({_import_root(path) for path in source_paths}))
     _refuse_a_module_named_like_ours(root, source_roots)
 
-    test_files = sorted(
-        {file for path in tests for file in _python_files(path) if is_test_file(file, patterns)}
-    )
-    conftests = {file for path in tests for file in _python_files(path)}
-    conftests = {file for file in conftests if file.name == "conftest.py"}
+    in_tests = {file for path in tests for file in _python_files(path)}
+    test_files = sorted(file for file in in_tests if is_test_file(file, patterns))
+    conftests = {file for file in in_tests if file.name == "conftest.py"}
     for folder in (anchor, *anchor.parents):
         if folder == root.parent:
             break
@@ -409,6 +413,8 @@ def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> 
             and not any(test == file or test in file.parents for test in tests)
         }
     )
+    config = [file for file in (inifile, pyproject) if file is not None and file.is_file()]
+    read = sorted({*in_tests, *conftests, *source_files, *config})
     return Project(
         root=root,
         pyproject=pyproject if pyproject.is_file() else None,
@@ -423,4 +429,5 @@ def discover(test_paths: list[str], src: list[str], cwd: Path | None = None) -> 
         scope_reason=reason,
         left_out=tuple(left_out),
         test_file_patterns=patterns,
+        names_anyio=names_anyio_plugin(read, os.environ),
     )

@@ -10,8 +10,9 @@ says what was set aside."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 _TAKES_VALUE = {
     "--cov": "optional",
@@ -29,6 +30,15 @@ _TAKES_VALUE = {
 """pytest-cov's options, and whether each takes a value."""
 
 NO_COVERAGE_PLUGIN = ("-p", "no:pytest_cov")
+
+NO_ANYIO_PLUGIN = ("-p", "no:anyio")
+
+ANYIO_PLUGIN_NAMES = ("anyio", "free_tcp_port", "free_udp_port")
+"""What a project names to use anyio's pytest plugin: its marker, mode and backend
+fixtures (`anyio...`) and its port fixtures. anyio comes with audit (the `openai` client
+needs it), and its plugin imports anyio, and trio where installed, in every pytest
+process: about 0.3 s of each baseline child's and mutation runner's start. A project
+that names none of these cannot use it, so audit's pytest runs leave it out."""
 
 
 @dataclass(frozen=True)
@@ -73,14 +83,37 @@ def without_coverage_options(options: str) -> tuple[str, list[str]]:
     return shlex.join(kept), removed
 
 
-def own_pytest_options(ini_options: Mapping[str, str], environ: Mapping[str, str]) -> PytestOptions:
+def own_pytest_options(
+    ini_options: Mapping[str, str], environ: Mapping[str, str], names_anyio: bool = True
+) -> PytestOptions:
     """The options of audit's pytest runs for a project with these ini options, started
-    from this environment."""
+    from this environment; `names_anyio`: whether the project names a part of anyio's
+    plugin (`names_anyio_plugin`)."""
     kept, removed = without_coverage_options(ini_options.get("addopts", ""))
-    args = NO_COVERAGE_PLUGIN + (("-o", f"addopts={kept}") if removed else ())
+    args = NO_COVERAGE_PLUGIN + (() if names_anyio else NO_ANYIO_PLUGIN)
+    args += ("-o", f"addopts={kept}") if removed else ()
     set_aside = [f"addopts: {option}" for option in removed]
     given = environ.get("PYTEST_ADDOPTS", "")
     kept_env, removed_env = without_coverage_options(given)
     set_aside += [f"PYTEST_ADDOPTS: {option}" for option in removed_env]
     environment = {"PYTEST_ADDOPTS": kept_env} if removed_env else {}
     return PytestOptions(args, environment, tuple(set_aside))
+
+
+def names_anyio_plugin(files: Iterable[Path], environ: Mapping[str, str]) -> bool:
+    """Whether any of the project's files (its code, tests, helpers, conftests and pytest
+    config) or pytest's variables in the environment name a part of anyio's plugin."""
+    given = " ".join(environ.get(name, "") for name in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS"))
+    if _names_anyio(given.encode()):
+        return True
+    for file in files:
+        try:
+            if _names_anyio(file.read_bytes()):
+                return True
+        except OSError:
+            return True  # unread: keep the plugin, as a bare pytest would
+    return False
+
+
+def _names_anyio(text: bytes) -> bool:
+    return any(name.encode() in text for name in ANYIO_PLUGIN_NAMES)
