@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -312,7 +313,12 @@ def mcp_loop(name: str, python: str, root: Path, tests: str) -> list[Step]:
     from mcp.client.stdio import StdioServerParameters
 
     async def session() -> list[Step]:
-        server = StdioServerParameters(command=python, args=["-m", "auditor", "mcp"], cwd=str(root))
+        # The server gets this environment, as the command line's runs do (the SDK's
+        # default keeps only PATH, HOME and a few more): a PYTHONPATH given to compare two
+        # checkouts reaches both passes.
+        server = StdioServerParameters(
+            command=python, args=["-m", "auditor", "mcp"], cwd=str(root), env=dict(os.environ)
+        )
         async with Client(server) as client:
             steps = [await tool_audit(client, "warm, nothing changed", root, tests)]
             for number, change in enumerate(CHANGES[name], 1):
