@@ -5,7 +5,8 @@ audit measures coverage itself, per test. A project's pytest-cov options (`--cov
 second Coverage that takes the tracer over (every line unmeasured, every mutant without
 coverage) where pytest-cov is installed, and stop pytest at "unrecognized arguments"
 where it is not. So they go, pytest-cov is kept out (`-p no:pytest_cov`), and the report
-says what was set aside."""
+says what was set aside. anyio's plugin is kept out too where the project never names it
+(`ANYIO_PLUGIN_NAMES`)."""
 
 from __future__ import annotations
 
