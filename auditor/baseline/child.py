@@ -106,6 +106,9 @@ def main(spec_path: str) -> int:
         recorder,
         stop_after_timeout,
         deselect=frozenset(spec.deselect),
+        uncollected=frozenset(
+            os.path.realpath(os.path.join(spec.root, path)) for path in spec.uncollected
+        ),
     )
     signal.signal(signal.SIGALRM, plugin.on_alarm)
     rewritten.serve(spec.rewritten, spec.root)

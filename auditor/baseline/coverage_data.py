@@ -122,6 +122,17 @@ class BaselineCoverage:
             for file, arcs in self._arcs_in("").items()
         }
 
+    def import_time_arcs(self) -> dict[str, list[tuple[int, int]]]:
+        """The arcs run outside every test: imports and collection."""
+        return {relative(file, self.root): sorted(arcs) for file, arcs in self._arcs_in("").items()}
+
+    def add_import_time_arcs(self, arcs: Mapping[str, Iterable[tuple[int, int]]]) -> None:
+        """An earlier run's `import_time_arcs` (by relative path), added to this run's:
+        a run that collects only some test files may not import every module."""
+        into = self._by_context.setdefault("", self._arcs_in(""))
+        for file, found in arcs.items():
+            into.setdefault(str(self.root / file), set()).update(map(tuple, found))
+
     def import_time_calls(self) -> dict[str, list[int]]:
         """The first line of each code object called at import time: coverage.py records
         entering one as an arc from minus its first line."""

@@ -23,7 +23,7 @@ import os
 import sys
 import tokenize
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -75,6 +75,10 @@ class KeptBaseline(BaseModel):
     run takes the files whose key is the same as they are."""
     patterns: list[tuple[str, int, bool]] = []
     """`BaselineSection.compiled_patterns`, which the report leaves out."""
+    import_time_arcs: dict[str, list[tuple[int, int]]] = {}
+    """The arcs run outside every test (imports and collection), by relative path: a
+    later run that does not collect every test file takes them for the files it leaves
+    out, whose modules it may never import."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,11 @@ class Partial:
     kept: list[TestResult]
     changed: str
     """What changed, in words."""
+    uncollected: list[str] = field(default_factory=list)
+    """The test files all of whose tests keep their results: the run does not collect
+    them, nor import what only they import."""
+    import_time_arcs: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    """The earlier run's `KeptBaseline.import_time_arcs`, numbered as the files are now."""
 
 
 class BaselineStore(Protocol):
@@ -280,8 +289,24 @@ def partial(earlier: KeptBaseline, now: Manifest, project: Project) -> Partial |
         and not test.subprocess_lines
         and not _ran(test, edits)
     ]
-    kept = [moved for test in unchanged if (moved := _moved(test, edits)) is not None]
-    return Partial(kept=kept, changed=_files_reason(changed))
+    moving = {path: edit.lines for path, edit in edits.items() if edit.moves}
+    kept = [moved for test in unchanged if (moved := _moved(test, moving)) is not None]
+    import_time_arcs = _moved_arcs(earlier.import_time_arcs, moving)
+    if import_time_arcs is None:
+        return "a line that ran at import moved where audit cannot follow it"
+    return Partial(
+        kept=kept,
+        changed=_files_reason(changed),
+        uncollected=_uncollected(earlier.baseline.tests, kept),
+        import_time_arcs=import_time_arcs,
+    )
+
+
+def _uncollected(tests: list[TestResult], kept: list[TestResult]) -> list[str]:
+    """The files of `kept` that hold no test that runs again."""
+    kept_ids = {test.nodeid for test in kept}
+    running = {test.file for test in tests if test.nodeid not in kept_ids}
+    return sorted({test.file for test in kept} - running)
 
 
 def _any_in(lines: Iterable[int], span: tuple[int, int]) -> bool:
@@ -297,22 +322,40 @@ def _ran(test: TestResult, edits: dict[str, Edit]) -> bool:
     )
 
 
-def _moved(test: TestResult, edits: dict[str, Edit]) -> TestResult | None:
-    """The test's lines and arcs numbered as the files are now; None where one of them
-    is not a line the edits left in place (the test then runs again)."""
-    moving = [(path, edit.lines) for path, edit in edits.items() if edit.moves]
-    if not any(path in test.lines or path in test.arcs for path, _ in moving):
+def _moved(test: TestResult, moving: dict[str, dict[int, int]]) -> TestResult | None:
+    """The test's lines and arcs numbered as the files are now (`moving`: each moved
+    file's `Edit.lines`); None where one of them is not a line the edits left in place
+    (the test then runs again)."""
+    if not any(path in test.lines or path in test.arcs for path in moving):
         return test
-    lines, arcs = dict(test.lines), dict(test.arcs)
-    try:
-        for path, numbers in moving:
-            if path in lines:
-                lines[path] = [numbers[n] for n in lines[path]]
-            if path in arcs:
-                arcs[path] = [_moved_arc(arc, numbers) for arc in arcs[path]]
-    except KeyError:
+    lines, arcs = _moved_lines(test.lines, moving), _moved_arcs(test.arcs, moving)
+    if lines is None or arcs is None:
         return None
     return test.model_copy(update={"lines": lines, "arcs": arcs})
+
+
+def _moved_lines(
+    lines: dict[str, list[int]], moving: dict[str, dict[int, int]]
+) -> dict[str, list[int]] | None:
+    try:
+        return {
+            path: [moving[path][n] for n in numbers] if path in moving else numbers
+            for path, numbers in lines.items()
+        }
+    except KeyError:
+        return None
+
+
+def _moved_arcs(
+    arcs: dict[str, list[tuple[int, int]]], moving: dict[str, dict[int, int]]
+) -> dict[str, list[tuple[int, int]]] | None:
+    try:
+        return {
+            path: [_moved_arc(arc, moving[path]) for arc in found] if path in moving else found
+            for path, found in arcs.items()
+        }
+    except KeyError:
+        return None
 
 
 def _moved_arc(arc: tuple[int, int], lines: dict[int, int]) -> tuple[int, int]:

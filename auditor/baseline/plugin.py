@@ -14,6 +14,7 @@ import resource
 import signal
 import sys
 from collections.abc import Callable, Generator
+from pathlib import Path
 from typing import IO, Any
 
 import pytest
@@ -76,9 +77,11 @@ class BaselinePlugin:
         after_timeout: Callable[[], None] | None = None,
         *,
         deselect: frozenset[str] = frozenset(),
+        uncollected: frozenset[str] = frozenset(),
     ) -> None:
         self._coverage = coverage
         self._deselect = deselect
+        self._uncollected = uncollected
         self._recorder = recorder
         self._after_timeout = after_timeout
         """Ends the process once a timed-out test's result is out (`protocol.Resume`)."""
@@ -118,6 +121,11 @@ class BaselinePlugin:
         benchmarks_run_once(session.config)
 
     # collection -------------------------------------------------------------
+
+    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
+        """A file of `ChildSpec.uncollected` is not imported; pytest's own rules decide
+        the rest (its config's ignores, the files a later test file adds)."""
+        return True if os.path.realpath(collection_path) in self._uncollected else None
 
     def pytest_collectstart(self, collector: pytest.Collector) -> None:
         path = getattr(collector, "path", None)

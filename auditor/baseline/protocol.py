@@ -33,6 +33,9 @@ class ChildSpec:
     """Options the project's own would be replaced by (`discovery.pytest_options`)."""
     rewritten: str = ""
     """The test modules' kept assertion rewrites (`containment.rewritten`)."""
+    uncollected: list[str] = field(default_factory=list)
+    """Test files, relative to `root`, left out of the collection: all their tests keep
+    an earlier run's results (`baseline.known.Partial`)."""
 
 
 # What the child appends, one JSON object per line, to `events_file`.

@@ -239,9 +239,10 @@ class BaselineRunner:
         deadline: float | None = None,
         pytest_options: PytestOptions = AUDIT_DEFAULTS,
         keep: list[str] | None = None,
+        uncollected: list[str] | None = None,
     ) -> None:
-        """`keep`: tests whose results an earlier baseline holds; they are collected
-        (import time is measured as in a whole run) and not run."""
+        """`keep`: tests whose results an earlier baseline holds; they are not run, and
+        the files of `uncollected` (those all of whose tests are kept) not collected."""
         self.root = root
         self.test_paths = test_paths
         self.source_dirs = source_dirs
@@ -260,6 +261,7 @@ class BaselineRunner:
         timeout always go on (the report needs the baseline; a resume makes progress)."""
         self.pytest_options = pytest_options
         self.keep = keep or []
+        self.uncollected = uncollected or []
         self._cancelled = threading.Event()
 
     def cancel(self) -> None:
@@ -296,6 +298,7 @@ class BaselineRunner:
             guard=self.isolation.level != "none",
             pytest_args=list(self.pytest_options.args),
             rewritten=str(rewritten.folder(self.root)),
+            uncollected=self.uncollected,
         )
 
     def _run_once(

@@ -7,6 +7,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -65,42 +66,59 @@ def run_baseline(
             return earlier.baseline.model_copy(update=kept_as_it_was), earlier.coverage
         plan = known.partial(earlier, now, run.project)
     if isinstance(plan, known.Partial) and earlier is not None:
-        baseline, coverage, keys = _measured(run, plan, earlier)
+        measured = _measured(run, plan, earlier)
     else:
-        baseline, coverage, keys = _measured(run)
-        baseline.reuse = f"measured: {plan}"
+        measured = _measured(run)
+        measured.baseline.reuse = f"measured: {plan}"
     kept = known.KeptBaseline(
         manifest=now,
-        baseline=baseline,
-        coverage=coverage,
+        baseline=measured.baseline,
+        coverage=measured.coverage,
         sources=sources,
-        coverage_keys=keys,
-        patterns=baseline.compiled_patterns,
+        coverage_keys=measured.coverage_keys,
+        patterns=measured.baseline.compiled_patterns,
+        import_time_arcs=measured.import_time_arcs,
     )
     known.keep(store, settings, kept)
-    return baseline, coverage
+    return measured.baseline, measured.coverage
+
+
+@dataclass
+class _Measured:
+    """The sections, and what the kept baseline holds beside them."""
+
+    baseline: BaselineSection
+    coverage: CoverageSection
+    coverage_keys: dict[str, str]
+    """What each file's coverage was computed from (`coverage_data.file_keys`)."""
+    import_time_arcs: dict[str, list[tuple[int, int]]]
 
 
 def _measured(
     run: RunContext, plan: known.Partial | None = None, earlier: known.KeptBaseline | None = None
-) -> tuple[BaselineSection, CoverageSection, dict[str, str]]:
-    """The sections, and each file's coverage key; with an earlier baseline, only the
-    tests the plan does not keep run, and the files whose coverage is computed from the
-    same as then are taken from it."""
+) -> _Measured:
+    """With an earlier baseline, only the tests the plan does not keep run, from the
+    files that hold them, and the files whose coverage is computed from the same as then
+    are taken from it."""
     keep = [test.nodeid for test in plan.kept] if plan is not None else []
+    uncollected = plan.uncollected if plan is not None else []
     files = None if earlier is None else KnownFiles(earlier.coverage.files, earlier.coverage_keys)
     with (
         tempfile.TemporaryDirectory(prefix="audit-baseline-") as scratch,
-        _Reruns(run, Path(scratch), keep) as reruns,
+        _Reruns(run, Path(scratch), keep, uncollected) as reruns,
     ):
-        measured = _runner(run, Path(scratch) / "measured", keep=keep)
-        outcome = measured.run(run.progress)
+        runner = _runner(run, Path(scratch) / "measured", keep=keep, uncollected=uncollected)
+        outcome = runner.run(run.progress)
         untraced = list(reruns.outcomes())
         outcome = _slowed_measured_again(run, Path(scratch) / "measured-again", outcome, untraced)
-        found = set(outcome.kept)  # a case named at collection may not be found again
+        # A case named at collection may not be found again; an uncollected file's are
+        # as they were (its code, and what it imports, ran no changed line at import).
+        found = {*outcome.kept, *(t.nodeid for t in _in_files(plan, uncollected))}
         kept = [test for test in plan.kept if test.nodeid in found] if plan else []
-        baseline, coverage, keys = _measure(run, outcome, untraced, kept, files)
+        import_time = plan.import_time_arcs if plan is not None else {}
+        measured = _measure(run, outcome, untraced, kept, files, import_time)
     if plan is not None and earlier is not None:
+        baseline = measured.baseline
         ran = len(baseline.tests) - len(kept)
         baseline.reuse = (
             f"measured {ran} of {len(baseline.tests)} tests: {plan.changed}; "
@@ -110,7 +128,13 @@ def _measured(
         growth = earlier.baseline.memory_growth_mb
         baseline.memory_growth_mb = max(baseline.memory_growth_mb, growth)
         baseline.compiled_patterns = merged(baseline.compiled_patterns, earlier.patterns)
-    return baseline, coverage, keys
+    return measured
+
+
+def _in_files(plan: known.Partial | None, files: list[str]) -> list[TestResult]:
+    """The plan's kept tests of `files`."""
+    wanted = set(files)
+    return [test for test in plan.kept if test.file in wanted] if plan is not None else []
 
 
 def _merged_observed(
@@ -159,9 +183,12 @@ def _measure(
     reruns: list[ChildOutcome | None],
     kept: list[TestResult],
     files: KnownFiles | None,
-) -> tuple[BaselineSection, CoverageSection, dict[str, str]]:
+    import_time: dict[str, list[tuple[int, int]]],
+) -> _Measured:
     """The sections from the measured run's outcome, and the `kept` results of tests an
-    earlier run measured (not run now); `files`: the earlier run's file coverage."""
+    earlier run measured (not run now); `files`: the earlier run's file coverage;
+    `import_time`: the arcs it ran outside every test, for the modules this run's
+    collection did not import."""
     project = run.project
     collection_errors = sorted(
         (
@@ -174,6 +201,7 @@ def _measure(
     if not raw_results and not kept:
         _raise_unusable(collection_errors, outcome, project)
     coverage = BaselineCoverage(outcome.data_file, project.root)
+    coverage.add_import_time_arcs(import_time)
     measured = [_result(run, raw, coverage) for raw in raw_results]
     tests = sorted([*measured, *kept], key=lambda test: test.nodeid)
     for seed, rerun in enumerate(reruns):
@@ -215,7 +243,7 @@ def _measure(
         unimported=[os.path.realpath(path) for path in project.source_files],
         known=files,
     )
-    return section, summary, keys
+    return _Measured(section, summary, keys, coverage.import_time_arcs())
 
 
 def _result(run: RunContext, raw: protocol.Result, coverage: BaselineCoverage) -> TestResult:
@@ -259,10 +287,15 @@ def _settings(run: RunContext) -> dict[str, Any]:
 
 
 def _runner(
-    run: RunContext, workdir: Path, shuffle_seed: int | None = None, keep: list[str] | None = None
+    run: RunContext,
+    workdir: Path,
+    shuffle_seed: int | None = None,
+    keep: list[str] | None = None,
+    uncollected: list[str] | None = None,
 ) -> BaselineRunner:
     """The measured run (no seed), or an outcomes-only rerun in a shuffled order; `keep`:
-    the tests it collects and does not run (an earlier run's results stand)."""
+    the tests it does not run (an earlier run's results stand), `uncollected` the files
+    it does not collect."""
     return BaselineRunner(
         run.project.root,
         workdir,
@@ -271,6 +304,7 @@ def _runner(
         shuffle_seed=shuffle_seed,
         deadline=run.deadline,
         keep=keep,
+        uncollected=uncollected,
     )
 
 
@@ -280,9 +314,11 @@ class _Reruns:
     waiting on its child. Leaving the block early (the suite is unusable, Ctrl-C) kills
     the children still running."""
 
-    def __init__(self, run: RunContext, scratch: Path, keep: list[str]) -> None:
+    def __init__(
+        self, run: RunContext, scratch: Path, keep: list[str], uncollected: list[str]
+    ) -> None:
         self._runners = [
-            _runner(run, scratch / f"rerun-{seed}", seed, keep)
+            _runner(run, scratch / f"rerun-{seed}", seed, keep, uncollected)
             for seed in range(run.config.flaky_reruns)
         ]
         threads = run.config.workers - 1

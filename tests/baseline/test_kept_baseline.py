@@ -303,6 +303,55 @@ def test_a_new_test_file_runs_alone(two_functions):
     assert all(again[nodeid]["duration"] == test["duration"] for nodeid, test in first.items())
 
 
+REFUSES_IMPORT = (
+    "import os\n\nfrom calc import double\n\n"
+    "if os.environ.get('TEST_DOUBLE_REFUSES_IMPORT'):\n"
+    "    raise RuntimeError('collected')\n\n\n"
+    "def test_double_again():\n    assert double(3) == 6\n"
+)
+
+
+@pytest.mark.slow
+def test_a_test_file_whose_tests_all_keep_their_results_is_not_collected(two_functions):
+    """Collecting marshmallow's 1,200 tests costs a change's run more than running the
+    few it touches: a file none of whose tests runs again is not imported (here its
+    import would be a collection error)."""
+    (two_functions / "tests" / "test_double.py").write_text(REFUSES_IMPORT)
+    first = _by_test(_baseline(two_functions))
+    (two_functions / "calc.py").write_text(TWO_FUNCTIONS.replace("x * 3", "3 * x"))
+    refusing = {**os.environ, "TEST_DOUBLE_REFUSES_IMPORT": "1"}
+    again = _baseline(two_functions, env=refusing)
+    assert again["collection_errors"] == []
+    assert again["reuse"].startswith("measured 1 of 3 tests")
+    kept = "tests/test_double.py::test_double_again"
+    assert _by_test(again)[kept]["duration"] == first[kept]["duration"]
+
+
+@pytest.mark.slow
+def test_a_module_only_an_uncollected_file_imports_keeps_its_import_time_coverage(
+    two_functions,
+):
+    """`table` is imported by test_table.py alone, which the run after the change does
+    not collect: its import-time lines and coverage are the earlier run's, as a cold run
+    measures them."""
+    (two_functions / "table.py").write_text(
+        "from calc import double\n\nROWS = [1, 2]\n\n\ndef total():\n"
+        "    return sum(double(row) for row in ROWS)\n"
+    )
+    (two_functions / "tests" / "test_table.py").write_text(
+        "import table\n\n\ndef test_rows():\n    assert table.ROWS == [1, 2]\n"
+    )
+    _baseline(two_functions)
+    (two_functions / "calc.py").write_text(TWO_FUNCTIONS.replace("x * 3", "3 * x"))
+    incremental = _report(two_functions)
+    shutil.rmtree(two_functions / ".audit")
+    cold = _report(two_functions)
+    assert incremental["baseline"]["reuse"].startswith("measured 1 of 3 tests")
+    assert incremental["baseline"]["import_time_lines"]["table.py"] == [1, 3, 6]
+    assert _measured(incremental["baseline"]) == _measured(cold["baseline"])
+    assert incremental["coverage"] == cold["coverage"]
+
+
 @pytest.mark.slow
 def test_a_changed_function_that_ran_at_import_runs_every_test(two_functions):
     with_table = TWO_FUNCTIONS + "\n\nTABLE = [double(1)]\n"
@@ -316,19 +365,21 @@ def test_a_changed_function_that_ran_at_import_runs_every_test(two_functions):
 @pytest.mark.slow
 def test_a_case_named_at_collection_runs_again_and_is_listed_once(two_functions):
     """A kept case whose id this collection does not have (made from the clock) is not
-    left out: it runs under its new id, and its old one is gone."""
+    left out: it runs under its new id, and its old one is gone. (Its file is collected
+    because another of its tests runs the changed function.)"""
     (two_functions / "tests" / "test_stamped.py").write_text(
-        "import time\n\nimport pytest\n\nfrom calc import double\n\n\n"
+        "import time\n\nimport pytest\n\nfrom calc import double, triple\n\n\n"
         "@pytest.mark.parametrize('n', [1], ids=[str(time.time_ns())])\n"
-        "def test_stamped(n):\n    assert double(n) == 2\n"
+        "def test_stamped(n):\n    assert double(n) == 2\n\n\n"
+        "def test_triple_too():\n    assert triple(1) == 3\n"
     )
     first = _baseline(two_functions)
     (two_functions / "calc.py").write_text(TWO_FUNCTIONS.replace("x * 3", "3 * x"))
     again = _baseline(two_functions)
-    stamped = [nodeid for nodeid in _by_test(again) if "test_stamped" in nodeid]
+    stamped = [nodeid for nodeid in _by_test(again) if "::test_stamped[" in nodeid]
     assert len(stamped) == 1
     assert stamped[0] not in _by_test(first)
-    assert again["reuse"].startswith("measured 2 of 3 tests")
+    assert again["reuse"].startswith("measured 3 of 4 tests")
 
 
 @pytest.mark.slow
