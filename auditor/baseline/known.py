@@ -90,7 +90,9 @@ class Partial:
     """What changed, in words."""
     uncollected: list[str] = field(default_factory=list)
     """The test files all of whose tests keep their results: the run does not collect
-    them, nor import what only they import."""
+    them, nor import what only they import. Empty when a test file the earlier run had
+    changed or went (the change then adds test files and edits bodies only: the earlier
+    run's import time, and the new files', is all a full one would run)."""
     import_time_arcs: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     """The earlier run's `KeptBaseline.import_time_arcs`, numbered as the files are now."""
 
@@ -291,12 +293,17 @@ def partial(earlier: KeptBaseline, now: Manifest, project: Project) -> Partial |
     ]
     moving = {path: edit.lines for path, edit in edits.items() if edit.moves}
     kept = [moved for test in unchanged if (moved := _moved(test, moving)) is not None]
+    reason = _files_reason(changed)
+    if any(path in test_files and path in before.files for path in changed):
+        # An edited or deleted test file may no longer run at import what it ran then:
+        # every file is collected, and import time measured anew.
+        return Partial(kept=kept, changed=reason)
     import_time_arcs = _moved_arcs(earlier.import_time_arcs, moving)
     if import_time_arcs is None:
         return "a line that ran at import moved where audit cannot follow it"
     return Partial(
         kept=kept,
-        changed=_files_reason(changed),
+        changed=reason,
         uncollected=_uncollected(earlier.baseline.tests, kept),
         import_time_arcs=import_time_arcs,
     )

@@ -353,6 +353,33 @@ def test_a_module_only_an_uncollected_file_imports_keeps_its_import_time_coverag
 
 
 @pytest.mark.slow
+def test_a_test_file_that_no_longer_calls_the_code_at_import_is_measured_as_cold(
+    two_functions,
+):
+    """test_table.py called `total` at import, and no longer does: what the earlier run
+    ran at import is not carried over, and the lines of `total` are not import time."""
+    (two_functions / "table.py").write_text(
+        "ROWS = [1, 2]\n\n\ndef total():\n    return sum(ROWS)\n"
+    )
+    calls_at_import = "import table\n\nTOTAL = table.total()\n\n\ndef test_rows():\n"
+    (two_functions / "tests" / "test_table.py").write_text(
+        calls_at_import + "    assert table.ROWS == [1, 2]\n"
+    )
+    first = _baseline(two_functions)
+    assert first["import_time_lines"]["table.py"] == [1, 4, 5]
+    (two_functions / "tests" / "test_table.py").write_text(
+        "import table\n\n\ndef test_rows():\n    assert table.ROWS == [1, 2]\n"
+    )
+    incremental = _report(two_functions)
+    shutil.rmtree(two_functions / ".audit")
+    cold = _report(two_functions)
+    assert incremental["baseline"]["reuse"].startswith("measured 1 of 3 tests")
+    assert incremental["baseline"]["import_time_lines"]["table.py"] == [1, 4]
+    assert _measured(incremental["baseline"]) == _measured(cold["baseline"])
+    assert incremental["coverage"] == cold["coverage"]
+
+
+@pytest.mark.slow
 def test_a_changed_function_that_ran_at_import_runs_every_test(two_functions):
     with_table = TWO_FUNCTIONS + "\n\nTABLE = [double(1)]\n"
     (two_functions / "calc.py").write_text(with_table)
