@@ -91,8 +91,8 @@ class Partial:
     uncollected: list[str] = field(default_factory=list)
     """The test files all of whose tests keep their results: the run does not collect
     them, nor import what only they import. Empty when a test file the earlier run had
-    changed or went (the change then adds test files and edits bodies only: the earlier
-    run's import time, and the new files', is all a full one would run)."""
+    changed or went: only when the change adds test files and edits bodies is the
+    earlier run's import time, with the new files', all that a full one would run."""
     import_time_arcs: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     """The earlier run's `KeptBaseline.import_time_arcs`, numbered as the files are now."""
 

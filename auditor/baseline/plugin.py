@@ -125,6 +125,8 @@ class BaselinePlugin:
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
         """A file of `ChildSpec.uncollected` is not imported; pytest's own rules decide
         the rest (its config's ignores, the files a later test file adds)."""
+        if not self._uncollected:  # a whole run: no path to resolve
+            return None
         return True if os.path.realpath(collection_path) in self._uncollected else None
 
     def pytest_collectstart(self, collector: pytest.Collector) -> None:

@@ -113,8 +113,8 @@ def _measured(
         outcome = _slowed_measured_again(run, Path(scratch) / "measured-again", outcome, untraced)
         # A case named at collection may not be found again; an uncollected file's are
         # as they were (its code, and what it imports, ran no changed line at import).
-        found = {*outcome.kept, *(t.nodeid for t in _in_files(plan, uncollected))}
-        kept = [test for test in plan.kept if test.nodeid in found] if plan else []
+        found, left_out = set(outcome.kept), set(uncollected)
+        kept = [t for t in plan.kept if t.nodeid in found or t.file in left_out] if plan else []
         import_time = plan.import_time_arcs if plan is not None else {}
         measured = _measure(run, outcome, untraced, kept, files, import_time)
     if plan is not None and earlier is not None:
@@ -129,12 +129,6 @@ def _measured(
         baseline.memory_growth_mb = max(baseline.memory_growth_mb, growth)
         baseline.compiled_patterns = merged(baseline.compiled_patterns, earlier.patterns)
     return measured
-
-
-def _in_files(plan: known.Partial | None, files: list[str]) -> list[TestResult]:
-    """The plan's kept tests of `files`."""
-    wanted = set(files)
-    return [test for test in plan.kept if test.file in wanted] if plan is not None else []
 
 
 def _merged_observed(
