@@ -15,10 +15,12 @@ from auditor.draft import Draft, assemble
 from auditor.evidence.provenance import provenance
 from auditor.gate import evaluate, require_escalation
 from auditor.mutation.cache import ResultCache
+from auditor.mutation.distributed import DaskPool
 from auditor.mutation.early_sites import EarlySites
+from auditor.mutation.executor import RunnerPool
 from auditor.mutation.protocol import Job
 from auditor.mutation.stage import run_mutation
-from auditor.mutation.workers import first_run, mutation_pool
+from auditor.mutation.workers import first_run, mutation_pool, start_runners
 from auditor.mutmut_import import import_mutmut
 from auditor.probes.stage import run_probes, start_early
 from auditor.report import BaselineSection, MutationSection
@@ -38,10 +40,12 @@ class MutationWorkers:
             EarlySites() if run.cache_read_only else EarlySites.start(run.project, run.config)
         )
         self._helpers.callback(self._sites.stop)
-        self._pool = None
+        self._pool: RunnerPool | DaskPool | None = None
 
     def start_runners(self, run: RunContext, baseline: BaselineSection) -> None:
-        self._pool = self._helpers.enter_context(mutation_pool(run, baseline))
+        if self._pool is None:
+            self._pool = self._helpers.enter_context(mutation_pool(run))
+        start_runners(run, self._pool, baseline)
 
     def run(
         self, run: RunContext, baseline: BaselineSection

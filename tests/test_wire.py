@@ -12,7 +12,7 @@ from auditor.baseline import protocol as baseline
 from auditor.baseline.runner import _read_events
 from auditor.containment import wire
 from auditor.errors import SuiteUnusableError
-from auditor.mutation.protocol import Job, JobResult, Ready, RunnerSpec
+from auditor.mutation.protocol import BaselineFacts, Job, JobResult, Ready, RunnerSpec
 from auditor.probes.protocol import (
     FunctionResult,
     ProbeResult,
@@ -101,7 +101,8 @@ FUNCTION_RESULT = FunctionResult(
         JOB,
         JobResult(id="m", status="Killed", killed_by=["t"], kills=[("t", "assertion", 3)]),
         Ready(collected=3),
-        RunnerSpec("/p", ["tests"], [], ["/p/pkg/m.py"], ["/p"], 1024, 128, "/l", "/b", "/s"),
+        RunnerSpec("/p", ["tests"], ["/p/pkg/m.py"], ["/p"], 1024, "/l", "/b", "/s"),
+        BaselineFacts(["t"], {"t": 0.5}, [("a+", 0, False)], 128),
         *EVENTS,
         PROBE_SPEC,
         PROBE_WORK,

@@ -34,7 +34,7 @@ from auditor.containment import wire
 from auditor.containment.scratch import held_folder
 from auditor.errors import DistributedError
 from auditor.mutation.executor import PoolSettings
-from auditor.mutation.protocol import Job, JobResult
+from auditor.mutation.protocol import BaselineFacts, Job, JobResult
 
 _BATCH_SIZE = 16
 _COPY_KIND = "audit-dask-"
@@ -152,6 +152,10 @@ class DaskPool:
     archive: Any = None
     digest: str = ""
     batches: itertools.count = field(default_factory=itertools.count)
+
+    def measured(self, facts: BaselineFacts) -> None:
+        """The baseline's facts, which every batch's runners get."""
+        self.settings = dataclasses.replace(self.settings, facts=facts)
 
     def connect(self) -> int:
         """Connect, ship the project to every worker; the cluster's worker threads."""

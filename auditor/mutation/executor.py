@@ -10,6 +10,7 @@ would outlast a runner's start-up."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import json
 import os
@@ -29,7 +30,7 @@ from auditor.containment.isolation import NO_ISOLATION, Isolation
 from auditor.containment.sandbox import child_environment
 from auditor.discovery.pytest_options import AUDIT_DEFAULTS, PytestOptions
 from auditor.errors import IncompleteRunError, RunnerStartError
-from auditor.mutation.protocol import Job, JobResult, RunnerSpec
+from auditor.mutation.protocol import BaselineFacts, Job, JobResult, RunnerSpec
 
 _STARTUP_TIMEOUT = 120.0
 _QUEUED_PER_RUNNER = 2
@@ -62,6 +63,8 @@ class _Runner:
     deadline: float = 0.0
     overdue: bool = False
     """Killed by the pool for running past its job's deadline: the job is not run again."""
+    measured_at: float | None = None
+    """When it was sent the baseline's facts; until then it cannot get ready."""
 
 
 @dataclass(frozen=True)
@@ -70,18 +73,15 @@ class PoolSettings:
     the same settings serve a copy of the project on a Dask worker."""
 
     test_paths: list[str]
-    deselect: list[str]
     source_files: list[str]
     source_roots: list[str]
     allow_write: list[str]
     memory_limit_mb: int
-    child_growth_limit_mb: int
     isolation: Isolation = NO_ISOLATION
     pytest_options: PytestOptions = AUDIT_DEFAULTS
-    test_seconds: dict[str, float] = field(default_factory=dict)
-    """Each test's time in the baseline (`RunnerSpec.test_seconds`)."""
-    patterns: list[tuple[str, int, bool]] = field(default_factory=list)
-    """The regular expressions the suite compiled (`RunnerSpec.patterns`)."""
+    facts: BaselineFacts | None = None
+    """The baseline's; None until it is measured (`RunnerPool.measured`): runners
+    started before then collect the tests and wait for them."""
 
 
 @dataclass
@@ -115,20 +115,16 @@ class RunnerPool:
         spec = RunnerSpec(
             root=str(self.root),
             test_paths=self.settings.test_paths,
-            deselect=self.settings.deselect,
             source_files=[
                 os.path.realpath(self.root / path) for path in self.settings.source_files
             ],
             allowed_roots=[str(home), *self.settings.allow_write],
             memory_limit_mb=self.settings.memory_limit_mb,
-            child_growth_limit_mb=self.settings.child_growth_limit_mb,
             guard=self.settings.isolation.level != "none",
             log_file=str(home / "output.log"),
             scratch=str(home),
             basetemp=str(private_tmp / "basetemp"),
             pytest_args=list(self.settings.pytest_options.args),
-            test_seconds=self.settings.test_seconds,
-            patterns=self.settings.patterns,
             rewritten=str(rewritten.folder(self.root)),
         )
         spec_path = home / "spec.json"
@@ -150,7 +146,27 @@ class RunnerPool:
         # whole, it would hold the pool until this runner reads it, while the others'
         # results wait and they idle.
         os.set_blocking(process.stdin.fileno(), False)
-        return _Runner(number, process, home / "output.log")
+        runner = _Runner(number, process, home / "output.log")
+        if self.settings.facts is not None:
+            self._send_facts(runner, self.settings.facts)
+        return runner
+
+    def measured(self, facts: BaselineFacts) -> None:
+        """The baseline is measured: runners started before it get its facts, and get
+        ready; those started from now on get them at once."""
+        self.settings = dataclasses.replace(self.settings, facts=facts)
+        for runner in self.runners:
+            if runner.measured_at is None:
+                self._send_facts(runner, facts)
+
+    def _send_facts(self, runner: _Runner, facts: BaselineFacts) -> None:
+        """In a file of the runner's folder, named on its stdin: the facts may be larger
+        than a pipe, whose end the runner reads only once it has collected the tests."""
+        path = runner.log.parent / "facts.json"
+        wire.write(path, facts)
+        runner.measured_at = time.monotonic()
+        runner.outgoing += f"{path}\n".encode()
+        self._write(runner)
 
     def start(self, count: int | None = None) -> None:
         """Start runners up to `count` (all `jobs` by default) without waiting for them:
@@ -161,7 +177,7 @@ class RunnerPool:
             self.runners.append(self._start(len(self.runners)))
 
     def _job_seconds(self, job: Job) -> float:
-        seconds = self.settings.test_seconds
+        seconds = self.settings.facts.test_seconds if self.settings.facts else {}
         tests = [*job.tests, *job.subprocess_tests]
         return _FORK_SECONDS + sum(seconds.get(test, 0.0) for test in tests)
 
@@ -228,7 +244,9 @@ class RunnerPool:
                         message = json.loads(line)
                         if "ready" in message:
                             runner.ready = True
-                            runner.startup = message.get("at", time.monotonic()) - runner.started
+                            ready_at = message.get("at", time.monotonic())
+                            waited = message.get("waited", 0.0)
+                            runner.startup = ready_at - runner.started - waited
                         else:
                             runner.jobs.popleft()
                             if runner.jobs:  # the queued job starts now
@@ -244,7 +262,8 @@ class RunnerPool:
         """A runner stuck in start-up or past a job's timeout is killed (and replaced)."""
         now = time.monotonic()
         for runner in self.runners:
-            stuck_starting = not runner.ready and now - runner.started > _STARTUP_TIMEOUT
+            waiting_since = max(runner.started, runner.measured_at or now)
+            stuck_starting = not runner.ready and now - waiting_since > _STARTUP_TIMEOUT
             stuck_in_job = bool(runner.jobs) and now > runner.deadline
             if stuck_starting or stuck_in_job:
                 runner.overdue = stuck_in_job

@@ -1,7 +1,8 @@
-"""Messages between the engine (parent) and its runners, as `auditor.containment.wire` sends them:
-the spec, then one job per line; one result per line back. A runner reads its own
-(flat) messages with `wire.build`, keeping pydantic out of it and of every mutant's
-child forked from it; the parent checks what comes back with `wire.check`."""
+"""Messages between the engine (parent) and its runners, as `auditor.containment.wire`
+sends them: the spec, then the baseline's facts, then one job per line; one result per
+line back. A runner reads its own (flat) messages with `wire.build`, keeping pydantic out
+of it and of every mutant's child forked from it; the parent checks what comes back
+with `wire.check`."""
 
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ from typing import Any, Literal
 
 @dataclass
 class RunnerSpec:
+    """What a runner starts with; the baseline's measures follow on stdin
+    (`BaselineFacts`), so a runner can start while the baseline runs."""
+
     root: str
     test_paths: list[str]
-    deselect: list[str]
     source_files: list[str]
     allowed_roots: list[str]
     memory_limit_mb: int
-    child_growth_limit_mb: int
     log_file: str
     basetemp: str
     scratch: str
@@ -29,14 +31,25 @@ class RunnerSpec:
     guard: bool = True
     pytest_args: list[str] = field(default_factory=list)
     """Options the project's own would be replaced by (`discovery.pytest_options`)."""
+    rewritten: str = ""
+    """The test modules' kept assertion rewrites (`containment.rewritten`)."""
+
+
+@dataclass
+class BaselineFacts:
+    """What a runner needs from the baseline, its first line on stdin: it collects the
+    tests before, and is ready after."""
+
+    deselect: list[str] = field(default_factory=list)
+    """Tests that crashed or hung in the baseline."""
     test_seconds: dict[str, float] = field(default_factory=dict)
     """Each test's time in the baseline: what a mutant's child may spend in it follows
     from it (`TestBudget`)."""
-    rewritten: str = ""
-    """The test modules' kept assertion rewrites (`containment.rewritten`)."""
     patterns: list[tuple[str, int, bool]] = field(default_factory=list)
     """The regular expressions the suite compiled, compiled by the runner before it forks
     (`baseline.patterns`)."""
+    child_growth_limit_mb: int = 0
+    """How much a mutant's child may grow beyond its runner (`MemoryWatch`)."""
 
 
 ORIGINAL_TIMING_LIMIT = 10.0
@@ -206,3 +219,5 @@ class Ready:
     """`time.monotonic()` when the runner was ready: the audit process reads the clock
     shared by every process of the machine to learn what a runner's start-up costs."""
     missing: list[str] = field(default_factory=list)
+    waited: float = 0.0
+    """Seconds it waited for the baseline's facts, collected: not part of its start-up."""

@@ -40,6 +40,7 @@ from auditor.mutation.mutant import (
 )
 from auditor.mutation.protocol import (
     ORIGINAL_TIMING_LIMIT,
+    BaselineFacts,
     Job,
     JobResult,
     OriginalCost,
@@ -75,12 +76,8 @@ class RunnerPlugin:
         """Each slow test's CPU time alone on the original code (`_test_seconds`)."""
         self.progress = _Progress()
         """Where a mutant's child is among its tests (one child on a mutant at a time)."""
-
-    def pytest_collection_modifyitems(self, items: list[Any]) -> None:
-        """Tests that crashed or hung in the baseline left out by their exact ids:
-        pytest's `--deselect` takes prefixes (`test_a` would take `test_ab` along)."""
-        left_out = set(self.spec.deselect)
-        items[:] = [item for item in items if item.nodeid not in left_out]
+        self.facts = BaselineFacts()
+        """The baseline's, read once the tests are collected."""
 
     def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
         # A check (assert, pytest.raises, pytest.fail) failing is an oracle at work; any
@@ -113,18 +110,28 @@ class RunnerPlugin:
     def pytest_runtestloop(self, session: Any) -> bool:
         from auditor.mutation.swap import live_functions
 
-        self.items = by_baseline_id(session.items, self.spec.test_seconds)
-        self.ids = {id(item): nodeid for nodeid, item in self.items.items()}
-        """The baseline's id of each item: the report's, whichever this session has."""
-        for item in self.items.values():
+        for item in session.items:
             _brief_failures(item)
             # Computed once here rather than in every child: pytest caches it on the item,
             # and building it (paths, reportinfo) is a large part of the protocol's cost
             # outside the tests.
             item.location  # noqa: B018
         self.index = live_functions(set(self.spec.source_files))
-        compile_all(self.spec.patterns)  # once here, not in every child
-        self.send(Ready(collected=len(self.items), at=time.monotonic()))
+        collected = time.monotonic()
+        facts = sys.stdin.readline().strip()  # the file that holds them (`RunnerPool.measured`)
+        if not facts:  # the audit process went away before the baseline ended
+            return True
+        self.facts = wire.build(BaselineFacts, Path(facts).read_text(encoding="utf-8"))
+        waited = time.monotonic() - collected
+        # Left out by their exact ids: pytest's `--deselect` takes prefixes (`test_a`
+        # would take `test_ab` along).
+        left_out = set(self.facts.deselect)
+        kept = [item for item in session.items if item.nodeid not in left_out]
+        self.items = by_baseline_id(kept, self.facts.test_seconds)
+        self.ids = {id(item): nodeid for nodeid, item in self.items.items()}
+        """The baseline's id of each item: the report's, whichever this session has."""
+        compile_all(self.facts.patterns)  # once here, not in every child
+        self.send(Ready(collected=len(self.items), at=time.monotonic(), waited=waited))
         for line in sys.stdin:
             if not line.strip():
                 continue
@@ -151,7 +158,7 @@ class RunnerPlugin:
         baseline = tuple(
             self._test_seconds(mutant, item, nodeid)
             for item, nodeid in zip(items, ran, strict=False)
-        ) + tuple(self.spec.test_seconds.get(nodeid, 0.0) for nodeid in ran[len(items) :])
+        ) + tuple(self.facts.test_seconds.get(nodeid, 0.0) for nodeid in ran[len(items) :])
 
         def timed_original() -> OriginalCost | None:
             if ran in self.original_costs or not job.timeout_factor:
@@ -185,7 +192,7 @@ class RunnerPlugin:
         child = _Watched(
             pid,
             TestBudget(job, baseline),
-            MemoryWatch(pid, resident_bytes(os.getpid()), self.spec.child_growth_limit_mb),
+            MemoryWatch(pid, resident_bytes(os.getpid()), self.facts.child_growth_limit_mb),
             memory_limit_mb=self.spec.memory_limit_mb,
         )
         if ran in self.original_costs:
@@ -246,7 +253,7 @@ class RunnerPlugin:
         test, its CPU time alone in a child like a mutant's, where it finishes within the
         baseline's time (coverage's tracing can make a test several times slower, and a
         hang in it would run that many times longer)."""
-        traced = self.spec.test_seconds.get(nodeid, 0.0)
+        traced = self.facts.test_seconds.get(nodeid, 0.0)
         if traced < SLOW_TEST_SECONDS:
             return traced
         if nodeid not in self.alone_seconds:

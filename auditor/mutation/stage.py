@@ -29,7 +29,7 @@ from auditor.mutation.test_ids import CaseNames
 from auditor.mutation.type_check import reject_ill_typed, rejected_by
 from auditor.mutation.verdicts import to_report, to_verdict
 from auditor.mutation.verify import verify_sample
-from auditor.mutation.workers import mutation_pool
+from auditor.mutation.workers import mutation_pool, start_runners
 from auditor.report import (
     BaselineSection,
     DataTableSample,
@@ -69,7 +69,8 @@ def run_mutation(
     try:
         if pool is not None:
             return _mutate(run, baseline, only, cache, pool, type_check_wait)
-        with mutation_pool(run, baseline) as own_pool:
+        with mutation_pool(run) as own_pool:
+            start_runners(run, own_pool, baseline)
             return _mutate(run, baseline, only, cache, own_pool, type_check_wait)
     finally:
         cache.keep_test_sets()

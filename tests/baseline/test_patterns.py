@@ -19,7 +19,7 @@ from auditor.context import RunContext
 from auditor.discovery.project import discover
 from auditor.mutation.cache import ResultCache
 from auditor.mutation.executor import PoolSettings, RunnerPool
-from auditor.mutation.protocol import Job, JobResult
+from auditor.mutation.protocol import BaselineFacts, Job, JobResult
 from auditor.probes.protocol import FunctionResult, ProbeWork
 from auditor.probes.targets import find_targets
 from tests.conftest import one_module_project, probe_spec, target_spec
@@ -155,14 +155,13 @@ def test_a_runner_compiles_the_patterns_before_it_forks_a_mutants_child(tmp_path
     test = "tests/test_warm.py::test_the_pattern_is_compiled_before_the_test_runs"
     settings = PoolSettings(
         test_paths=["tests"],
-        deselect=[],
         source_files=["codes.py"],
         source_roots=["."],
         allow_write=[],
         memory_limit_mb=4096,
-        child_growth_limit_mb=1024,
-        test_seconds={test: 0.001},
-        patterns=patterns,
+        facts=BaselineFacts(
+            test_seconds={test: 0.001}, patterns=patterns, child_growth_limit_mb=1024
+        ),
     )
     # The subprocess path changes nothing in the child: the test runs on the runner's state.
     job = Job(

@@ -94,6 +94,7 @@ def test_a_finished_dask_run_leaves_no_runner_or_project_copy_on_the_workers(das
 def test_a_copy_left_by_a_killed_worker_goes_when_a_worker_next_makes_one(tmp_path, monkeypatch):
     from auditor.mutation import distributed as worker
     from auditor.mutation.executor import PoolSettings
+    from auditor.mutation.protocol import BaselineFacts
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     left = tmp_path / "audit-dask-0badc0de-x"  # its worker was killed: nobody holds the lock
@@ -103,7 +104,7 @@ def test_a_copy_left_by_a_killed_worker_goes_when_a_worker_next_makes_one(tmp_pa
     project.mkdir()
     (project / "pricing.py").write_text("FEE = 1\n")
     digest = "f" * 64
-    settings = PoolSettings([], [], [], [], [], memory_limit_mb=0, child_growth_limit_mb=0)
+    settings = PoolSettings([], [], [], [], memory_limit_mb=0, facts=BaselineFacts())
     root, _ = worker._worker_pool(digest, worker.pack_project(project), settings)
     try:
         assert not left.exists()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from auditor.mutation.executor import PoolSettings, RunnerPool
-from auditor.mutation.protocol import Job, JobResult
+from auditor.mutation.protocol import BaselineFacts, Job, JobResult
 from tests.conftest import one_module_project
 
 TESTS = """\
@@ -50,13 +50,11 @@ def test_a_job_larger_than_a_pipe_does_not_keep_the_other_runner_waiting(tmp_pat
     (root / "tests" / "test_lib.py").write_text(TESTS)
     settings = PoolSettings(
         test_paths=["tests"],
-        deselect=[],
         source_files=["lib.py"],
         source_roots=["."],
         allow_write=[],
         memory_limit_mb=4096,
-        child_growth_limit_mb=1024,
-        test_seconds={SLOW: 8.0, QUICK: 0.001},
+        facts=BaselineFacts(test_seconds={SLOW: 8.0, QUICK: 0.001}, child_growth_limit_mb=1024),
     )
     pool = RunnerPool(root=root, settings=settings, workdir=tmp_path / "work", jobs=2)
     # The first runner to be ready takes the slow job and, queued behind it, the large
