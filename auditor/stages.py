@@ -31,7 +31,8 @@ from auditor.smells.evidence import with_mutation_evidence
 class MutationWorkers:
     """What the mutation stage starts early, on the cores the stages before it leave
     idle: the search for mutation sites during the baseline, the runners (collecting the
-    tests) during the smells. The mutation stage closes them; the pipeline too, on error."""
+    tests) during the smells, or one during a change's baseline. The mutation stage
+    closes them; the pipeline too, on error."""
 
     def __init__(self, run: RunContext) -> None:
         self._helpers = contextlib.ExitStack()
@@ -41,6 +42,15 @@ class MutationWorkers:
         )
         self._helpers.callback(self._sites.stop)
         self._pool: RunnerPool | DaskPool | None = None
+
+    def start_early(self, run: RunContext) -> None:
+        """A core is free of a change's baseline: one local runner collects the tests
+        there, and gets ready once the baseline's facts come (`start_runners`)."""
+        if run.config.executor != "local":
+            return  # a Dask cluster's workers start with the mutation stage
+        self._pool = self._helpers.enter_context(mutation_pool(run))
+        if isinstance(self._pool, RunnerPool):
+            self._pool.start(1)
 
     def start_runners(self, run: RunContext, baseline: BaselineSection) -> None:
         if self._pool is None:
@@ -62,7 +72,8 @@ class MutationWorkers:
 def measure_baseline(run: RunContext, draft: Draft) -> Draft:
     store = ResultCache.of_run(run)
     try:
-        baseline, coverage = run_baseline(run, store)
+        starts_beside = draft.workers.start_early if draft.workers is not None else None
+        baseline, coverage = run_baseline(run, store, starts_beside)
     finally:
         store.close()
     early = start_early(run) if _probes_early(run, draft, baseline) else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,14 +46,18 @@ def kept_whole(baseline: BaselineSection) -> bool:
 
 
 def run_baseline(
-    run: RunContext, store: known.BaselineStore | None = None
+    run: RunContext,
+    store: known.BaselineStore | None = None,
+    on_partial: Callable[[RunContext], None] | None = None,
 ) -> tuple[BaselineSection, CoverageSection]:
     """The baseline kept from an earlier run when nothing it depends on changed, or
     measured again for the tests a change can touch only (see `known`); else the
     measured run, and the flaky reruns alongside it on the other cores (each is a single
     process; they share nothing but the read-only project). Past the run's deadline (the
     time budget) a run that crashed or hung is not started again: the measured run then
-    stops the audit, a rerun is left out."""
+    stops the audit, a rerun is left out. `on_partial`: what may start when a core is
+    free of a change's tests run again (the flaky reruns are done: they run without
+    coverage, so sooner than the measured run)."""
     rewritten.prepare(run.project.root, [*run.project.test_files, *run.project.conftest_files])
     settings = known.scope({**_settings(run), "reruns": run.config.flaky_reruns})
     now = known.manifest(run.project)
@@ -66,7 +70,7 @@ def run_baseline(
             return earlier.baseline.model_copy(update=kept_as_it_was), earlier.coverage
         plan = known.partial(earlier, now, run.project)
     if isinstance(plan, known.Partial) and earlier is not None:
-        measured = _measured(run, plan, earlier)
+        measured = _measured(run, plan, earlier, on_partial)
     else:
         measured = _measured(run)
         measured.baseline.reuse = f"measured: {plan}"
@@ -95,7 +99,10 @@ class _Measured:
 
 
 def _measured(
-    run: RunContext, plan: known.Partial | None = None, earlier: known.KeptBaseline | None = None
+    run: RunContext,
+    plan: known.Partial | None = None,
+    earlier: known.KeptBaseline | None = None,
+    beside: Callable[[RunContext], None] | None = None,
 ) -> _Measured:
     """With an earlier baseline, only the tests the plan does not keep run, from the
     files that hold them, and the files whose coverage is computed from the same as then
@@ -105,7 +112,7 @@ def _measured(
     files = None if earlier is None else KnownFiles(earlier.coverage.files, earlier.coverage_keys)
     with (
         tempfile.TemporaryDirectory(prefix="audit-baseline-") as scratch,
-        _Reruns(run, Path(scratch), keep, uncollected) as reruns,
+        _Reruns(run, Path(scratch), keep, uncollected, beside) as reruns,
     ):
         runner = _runner(run, Path(scratch) / "measured", keep=keep, uncollected=uncollected)
         outcome = runner.run(run.progress)
@@ -305,23 +312,33 @@ def _runner(
 class _Reruns:
     """The flaky reruns (outcomes only, other orders), started at once on a pool of
     `jobs - 1` threads (none with one job: then they run after the measured run), each
-    waiting on its child. Leaving the block early (the suite is unusable, Ctrl-C) kills
-    the children still running."""
+    waiting on its child; then `beside`, on the first thread free of them. Leaving the
+    block early (the suite is unusable, Ctrl-C) kills the children still running."""
 
     def __init__(
-        self, run: RunContext, scratch: Path, keep: list[str], uncollected: list[str]
+        self,
+        run: RunContext,
+        scratch: Path,
+        keep: list[str],
+        uncollected: list[str],
+        beside: Callable[[RunContext], None] | None = None,
     ) -> None:
+        self._run, self._beside = run, beside
         self._runners = [
             _runner(run, scratch / f"rerun-{seed}", seed, keep, uncollected)
             for seed in range(run.config.flaky_reruns)
         ]
         threads = run.config.workers - 1
-        self._pool = ThreadPoolExecutor(threads) if threads and self._runners else None
+        wanted = self._runners or beside is not None
+        self._pool = ThreadPoolExecutor(threads) if threads and wanted else None
         self._started: list[Future[ChildOutcome | None]] = []
+        self._started_beside: Future[None] | None = None
 
     def __enter__(self) -> _Reruns:
         if self._pool is not None:
             self._started = [self._pool.submit(checked_run, runner) for runner in self._runners]
+            if self._beside is not None:
+                self._started_beside = self._pool.submit(self._beside, self._run)
         return self
 
     def outcomes(self) -> Iterator[ChildOutcome | None]:
@@ -331,6 +348,8 @@ class _Reruns:
             yield from (checked_run(runner) for runner in self._runners)
         else:
             yield from (future.result() for future in self._started)
+            if self._started_beside is not None:
+                self._started_beside.result()  # what went wrong there, raised here
 
     def __exit__(self, *exc_info: object) -> None:
         for runner in self._runners:

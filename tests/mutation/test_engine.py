@@ -19,6 +19,7 @@ from tests.conftest import (
     cached_results,
     children_running,
     mutants_of,
+    one_module_project,
     report_differences,
     run_audit,
     tree_digest,
@@ -484,6 +485,52 @@ def test_a_run_after_a_change_starts_one_runner_before_the_smell_check(project_c
     _, after_the_change = _runners_at_smells(root, [rewrite])
     assert edited in accounts.read_text()
     assert len(after_the_change) == 1
+
+
+@pytest.mark.slow
+def test_a_change_starts_its_runner_while_the_baseline_still_measures(tmp_path):
+    """After a change, the flaky rerun (untraced) ends before the measured run; a runner
+    starts on the core it leaves, and collects the tests while the baseline goes on."""
+    from auditor.config import AuditConfig
+    from auditor.pipeline import run_audit as audit_in_process
+    from auditor.progress import SilentProgress
+
+    slow_where_measured = (
+        "import time\n\nimport coverage\n\nfrom pricing import total\n\n\n"
+        "def test_total_adds_the_fee():\n"
+        "    assert total(2, 3) == 7\n\n\n"
+        "def test_total_of_nothing_is_the_fee():\n"
+        "    if coverage.Coverage.current() is not None:\n"
+        "        time.sleep(3)  # the measured run only: the rerun ends long before\n"
+        "    assert total(0, 3) == 1\n"
+    )
+    root = one_module_project(
+        tmp_path,
+        "pricing",
+        "def total(price, count):\n    return price * count + 1\n",
+        {"test_pricing.py": slow_where_measured},
+    )
+    during_baseline: list[list[int]] = []
+
+    class WatchTheBaseline(SilentProgress):
+        stage = ""
+
+        def start(self, stage: str, total: int | None = None) -> None:
+            self.stage = stage
+
+        def update(self, done: int, total: int | None = None, summary: str = "") -> None:
+            if self.stage == "baseline":
+                during_baseline.append(_runners_started_by(os.getpid()))
+
+    config = AuditConfig(probes=False, jobs=2)
+    audit_in_process(["tests"], config, root, SilentProgress())
+    pricing = root / "pricing.py"
+    pricing.write_text(pricing.read_text().replace("price * count + 1", "1 + price * count"))
+    report = audit_in_process(["tests"], config, root, WatchTheBaseline())
+
+    assert report.baseline.reuse.startswith("measured 2 of 2 tests")
+    assert during_baseline
+    assert len(during_baseline[-1]) == 1
 
 
 @pytest.mark.slow
