@@ -97,3 +97,36 @@ def test_an_input_nothing_can_copy_is_passed_as_it_is():
 def test_an_input_of_values_no_call_can_change_is_not_copied():
     example = {"n": 3, "text": "abc", "pair": (1, 2), "nothing": None}
     assert fresh(example) is example
+
+
+class Refusing:
+    """Refused by pickle and by `copy.deepcopy`; counts the attempts."""
+
+    attempts = 0
+
+    def __reduce_ex__(self, protocol: int) -> object:
+        Refusing.attempts += 1
+        raise TypeError("not picklable")
+
+    def __deepcopy__(self, memo: dict) -> Refusing:
+        Refusing.attempts += 1
+        raise TypeError("not copyable")
+
+
+def test_a_class_nothing_could_copy_is_not_tried_again():
+    first = {"value": Refusing(), "items": [1]}
+    assert fresh(first) is first
+    attempts = Refusing.attempts
+    second = {"value": Refusing(), "items": [2]}
+    assert fresh(second) is second
+    assert attempts > 0
+    assert Refusing.attempts == attempts
+
+
+def test_a_list_that_could_not_be_copied_once_is_tried_again():
+    refused = {"items": [threading.Lock()]}
+    assert fresh(refused) is refused
+    example = {"items": [1]}
+    copied = fresh(example)
+    copied["items"].append(2)
+    assert example["items"] == [1]
