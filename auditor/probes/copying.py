@@ -8,7 +8,8 @@ it is (classes, functions, enum members) the copy keeps too: pickle would look a
 up by its name and an enum member by its value, which differ where a mutant ran its
 module again, and it refuses a lambda, which Hypothesis draws for every callable
 parameter. An input pickle refuses all the same is copied by `deepcopy`, or not at all
-when that fails too.
+when that fails too (and then a class of the code that neither took is not tried
+again).
 """
 
 from __future__ import annotations
