@@ -20,6 +20,7 @@ from typing import Any
 from coverage.files import GlobMatcher
 
 from auditor.baseline.protocol import Observed
+from auditor.monitoring import free_monitoring_tool
 
 MAX_CALLS = 12
 """Distinct argument tuples kept per function."""
@@ -33,17 +34,6 @@ MAX_PROFILED_CALLS = 200_000
 test of a few hundred thousand calls runs about twice as slowly under it (every C call
 is a Python call of the hook too)."""
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
-
-
-def _free_monitoring_tool() -> int | None:
-    """A `sys.monitoring` tool id nobody uses (3.12+), else None (the profile hook)."""
-    monitoring = getattr(sys, "monitoring", None)
-    if monitoring is None:
-        return None
-    for tool in (monitoring.PROFILER_ID, monitoring.OPTIMIZER_ID, 3, 4):
-        if monitoring.get_tool(tool) is None:
-            return tool
-    return None
 
 
 def stable_repr(text: str) -> str:
@@ -183,7 +173,7 @@ class CallRecorder:
         self._described: dict[CodeType, int] = {}
         self.active = False
         self._calls_left = 0
-        self._tool = _free_monitoring_tool()
+        self._tool = free_monitoring_tool()
         if self._tool is not None:
             monitoring = sys.monitoring  # type: ignore[attr-defined]
             monitoring.use_tool_id(self._tool, "audit call recorder")

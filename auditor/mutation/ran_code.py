@@ -36,8 +36,8 @@ class RanCode:
         """Each body: its text's digest and the tests that ran it."""
         outside = hashlib.sha256()
         for file in sorted({*imported, *(file for index in indexes for file in index)}):
-            bodies, outside_digest = _code_of(_text(root / file))
-            for name, first, digest in bodies:
+            bodies, outside_digest = code_of(text_of(root / file))
+            for name, first, _, digest in bodies:
                 ran_by = frozenset().union(
                     *(index[file].get(first, ()) for index in indexes if file in index)
                 )
@@ -71,10 +71,10 @@ def edited(earlier: Code, now: Code) -> list[str]:
 
 
 @functools.lru_cache(maxsize=2048)
-def _code_of(text: str) -> tuple[tuple[tuple[str, int, str], ...], str]:
-    """A module's function bodies (name, first line, digest of its text), and the digest
-    of its code outside them. Kept by content: the warm agent session plans again with
-    one file changed."""
+def code_of(text: str) -> tuple[tuple[tuple[str, int, int, str], ...], str]:
+    """A module's function bodies (name, first and last line, digest of its text), and
+    the digest of its code outside them. Kept by content: the warm agent session plans
+    again with one file changed."""
     lines = text.splitlines()
     try:
         bodies = function_bodies(ast.parse("\n".join(lines)))
@@ -85,12 +85,12 @@ def _code_of(text: str) -> tuple[tuple[tuple[str, int, str], ...], str]:
     for body in bodies:
         inside.update(range(body.first, body.last + 1))
         text_of_body = "\n".join(lines[body.first - 1 : body.last])
-        found.append((body.name, body.first, _digest(text_of_body)))
+        found.append((body.name, body.first, body.last, _digest(text_of_body)))
     kept = (line for number, line in enumerate(lines, 1) if number not in inside)
     return tuple(found), _digest("\n".join(kept))
 
 
-def _text(path: Path) -> str:
+def text_of(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:

@@ -10,6 +10,7 @@ only the spec, so the process can start before the work is known."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import json
 import math
@@ -261,7 +262,7 @@ def main(spec_path: str) -> int:
     # What the work needs, imported before the guard is on.
     from auditor.containment import guard
     from auditor.mutation import swap  # noqa: F401
-    from auditor.probes import calls, draws, search, strategies, witness  # noqa: F401
+    from auditor.probes import calls, draws, ran, search, strategies, witness  # noqa: F401
 
     if spec.searches:
         # A witness's test that expects an exception imports pytest, and each runs in a
@@ -362,6 +363,13 @@ class _Work:
     def _probed(self, key: str) -> FunctionResult:
         """Its probes' result; `failed` where making it callable or drawing its inputs
         raised, which it does alike in every run."""
+        from auditor.probes.ran import RanRecorder
+
+        recorder = RanRecorder(self.source_files)
+        recorder.start()
+        return dataclasses.replace(self._probe_once(key), ran=recorder.ran())
+
+    def _probe_once(self, key: str) -> FunctionResult:
         from auditor.probes.search import probe_function
 
         subject = self._subject(key)

@@ -180,6 +180,9 @@ class FunctionResult:
     """No answer from the code: the probe's process ended or its time ran out (status
     `failed`). Not kept between runs, so the next run tries again; a function that
     cannot be made callable fails the same way every run, and is kept."""
+    ran: list[tuple[str, int]] | None = None
+    """The functions of the code under test the probe ran (`probes.ran`), or None where
+    they could not be recorded."""
 
 
 @dataclass

@@ -90,7 +90,7 @@ def test_a_test_that_patches_os_path_sees_only_its_own_calls(sources):
 def test_the_profile_hook_stops_recording_after_its_budget_of_calls(sources, monkeypatch):
     from pricing.core import double
 
-    monkeypatch.setattr(observe, "_free_monitoring_tool", lambda: None)
+    monkeypatch.setattr(observe, "free_monitoring_tool", lambda: None)
     monkeypatch.setattr(observe, "MAX_PROFILED_CALLS", 6)
     recorder = CallRecorder([str(sources)])
     observed = _record(recorder, lambda: [double(n) for n in range(10)])

@@ -77,3 +77,70 @@ def test_a_function_that_cannot_be_made_callable_is_kept_as_failed(tmp_path):
     unbuildable = FunctionResult(probe=_failed("TypeError: method expected 2 arguments, got 0"))
     cache.keep_probes(cache._targets[KEY], unbuildable)
     assert _cache(tmp_path, observed=[]).probes(cache._targets[KEY]) == unbuildable
+
+
+SHOP = """\
+RATE = 120
+
+
+def price(n):
+    return tax(n) + 1
+
+
+def tax(n):
+    return n * RATE
+
+
+def label(n):
+    return f"{n} items"
+"""
+
+
+def _shop_cache(root, text: str) -> ProbeCache:
+    (root / "shop.py").write_text(text, encoding="utf-8")
+    target = target_spec(KEY, str(root / "shop.py"), "shop")
+    return ProbeCache(ResultCache(root), root, [root / "shop.py"], {}, {KEY: target})
+
+
+def _probed_price(root, ran_lines: list[int] | None) -> FunctionResult:
+    """`price` probed on SHOP; its probe ran the functions holding `ran_lines`."""
+    cache = _shop_cache(root, SHOP)
+    probed = FunctionProbe(file="shop.py", function="price", line=4, status="probed", examples=9)
+    path = str((root / "shop.py").resolve())
+    ran = None if ran_lines is None else [(path, line) for line in ran_lines]
+    cache.keep_probes(cache._targets[KEY], FunctionResult(probe=probed, ran=ran))
+    cache.close()
+    return FunctionResult(probe=probed)
+
+
+def _kept_after(root, text: str) -> FunctionResult | None:
+    cache = _shop_cache(root, text)
+    return cache.probes(cache._targets[KEY])
+
+
+def test_a_probe_is_kept_when_a_function_it_did_not_run_changes(tmp_path):
+    kept = _probed_price(tmp_path, ran_lines=[5, 9])
+    edited = SHOP.replace('f"{n} items"', 'f"{n} item(s)"')
+    assert _kept_after(tmp_path, edited) == kept
+
+
+def test_a_probe_runs_again_when_a_function_it_ran_changes(tmp_path):
+    _probed_price(tmp_path, ran_lines=[5, 9])
+    assert _kept_after(tmp_path, SHOP.replace("n * RATE", "RATE * n")) is None
+
+
+def test_a_probe_that_recorded_nothing_runs_again_when_any_function_changes(tmp_path):
+    """Before Python 3.12 a probe records nothing: it may have run any function."""
+    _probed_price(tmp_path, ran_lines=None)
+    assert _kept_after(tmp_path, SHOP.replace('f"{n} items"', 'f"{n} item(s)"')) is None
+
+
+def test_a_probe_runs_again_when_a_constant_of_any_function_changes(tmp_path):
+    """Hypothesis draws the code's constants as inputs: another constant, other inputs."""
+    _probed_price(tmp_path, ran_lines=[5, 9])
+    assert _kept_after(tmp_path, SHOP.replace('f"{n} items"', 'f"{n} items" * 1000')) is None
+
+
+def test_a_probe_runs_again_when_code_outside_the_functions_changes(tmp_path):
+    _probed_price(tmp_path, ran_lines=[5, 9])
+    assert _kept_after(tmp_path, SHOP + "\n\ndef discount(n):\n    return n\n") is None
