@@ -86,7 +86,7 @@ def main(spec_path: str) -> int:
     from auditor.containment import guard, rewritten
 
     events = open(spec.events_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
-    recorder = CallRecorder(spec.source_dirs, spec.omit) if spec.measure else None
+    recorder = CallRecorder(spec.source_dirs, spec.omit, spec.scratch) if spec.measure else None
 
     def stop_after_timeout() -> None:
         """A timed-out test may leave threads or processes running: save what the run

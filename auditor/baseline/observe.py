@@ -34,6 +34,11 @@ MAX_PROFILED_CALLS = 200_000
 test of a few hundred thousand calls runs about twice as slowly under it (every C call
 is a Python call of the hook too)."""
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
+SCRATCH = "/nonexistent/audit-scratch"
+"""How observed values write the test process's own folder (`ChildSpec.scratch`): a
+path under it, a test's `tmp_path` say, names another folder each run, and a probe's
+inputs, hence its results and where it is kept, would change with it. The folder is
+gone by the time a probe runs, as this one never exists."""
 
 
 def stable_repr(text: str) -> str:
@@ -160,7 +165,11 @@ class CallRecorder:
     recording after `MAX_PROFILED_CALLS` calls, so a Hypothesis test that makes
     millions of them is not slowed past its timeout."""
 
-    def __init__(self, source_dirs: list[str], omit: Sequence[str] = ()) -> None:
+    def __init__(self, source_dirs: list[str], omit: Sequence[str] = (), scratch: str = "") -> None:
+        """`scratch`: the test process's own folder (`SCRATCH`), as given and resolved,
+        the longer first."""
+        folders = {scratch, os.path.realpath(scratch)} if scratch else set()
+        self._scratch = sorted(folders, key=len, reverse=True)
         paths = {*source_dirs, *(os.path.realpath(d) for d in source_dirs)}
         # A source is a folder (a package, a src/ tree) or one module file (`calc.py`).
         self._modules = frozenset(path for path in paths if os.path.isfile(path))
@@ -238,7 +247,7 @@ class CallRecorder:
             count += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
             local = frame.f_locals
             names = [name for name in code.co_varnames[:count] if name in local]
-            call = {name: describe(local[name], self._own_repr) for name in names}
+            call = {name: self._description(local[name]) for name in names}
             signature = (code, repr(sorted(call.items())))
             if signature not in self._seen:
                 self._seen.add(signature)
@@ -246,6 +255,12 @@ class CallRecorder:
         finally:
             self.active = True
         return len(kept) >= MAX_CALLS
+
+    def _description(self, value: object) -> list[str]:
+        text, kind = describe(value, self._own_repr)
+        for folder in self._scratch:
+            text = text.replace(folder, SCRATCH)
+        return [text, kind]
 
     def start(self) -> None:
         """Record from now on (a test phase); off while pytest collects, reports and

@@ -36,6 +36,9 @@ class ChildSpec:
     uncollected: list[str] = field(default_factory=list)
     """Test files, relative to `root`, left out of the collection: all their tests keep
     an earlier run's results (`baseline.known.Partial`)."""
+    scratch: str = ""
+    """The child's own folder (its temporary files and pytest's `tmp_path` lie under it):
+    its name differs from run to run, and observed values write it as `SCRATCH`."""
 
 
 # What the child appends, one JSON object per line, to `events_file`.

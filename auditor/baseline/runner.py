@@ -299,6 +299,7 @@ class BaselineRunner:
             pytest_args=list(self.pytest_options.args),
             rewritten=str(rewritten.folder(self.root)),
             uncollected=self.uncollected,
+            scratch=str(attempt_dir),
         )
 
     def _run_once(

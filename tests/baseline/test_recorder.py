@@ -48,6 +48,17 @@ def test_calls_into_the_sources_are_recorded_with_their_arguments(sources):
     ]
 
 
+def test_a_path_in_the_test_process_folder_is_recorded_the_same_every_run(sources, tmp_path):
+    """pytest's `tmp_path` lies under that folder, whose name changes from run to run."""
+    from pricing.core import double
+
+    scratch = tmp_path / "audit-run-x1y2" / "attempt-0"
+    path = str(scratch / "tmp" / "basetemp" / "test_save0" / "prices.db")
+    observed = _record(CallRecorder([str(sources)], scratch=str(scratch)), lambda: double(path))
+    expected = repr(f"{observe.SCRATCH}/tmp/basetemp/test_save0/prices.db")
+    assert observed[0].calls == [{"value": [expected, "str"]}]
+
+
 def test_test_code_among_the_sources_is_not_recorded(sources):
     from pricing.test_core import helper
 
