@@ -1,12 +1,12 @@
 """Probe and witness results kept between runs, keyed by content as mutant verdicts are.
 
 A function's probes depend on what it is probed with (its spec: observed arguments,
-documented raises, literals of its docstring), on the probe settings, on the code it
-ran (`probes.ran`: the function bodies its probe started), and on what every probe
-depends on: each module's code outside function bodies (what importing it does, class
-bodies, signatures) and the constants of the code under test, which Hypothesis draws
-as inputs. A witness search depends on the mutant too, and on all the code: it is not
-recorded. The key covers exactly that, never paths or times: a rerun with nothing
+documented raises, literals of its docstring), on the probe settings, on the code they
+ran (`probes.ran`: the function bodies started), and on what every probe depends on:
+each module's code outside function bodies (what importing it does, class bodies,
+signatures) and the constants of the code under test, which Hypothesis draws as inputs.
+A witness search depends on the same, and on its mutant and the functions it searches
+through. The key covers exactly that, never paths or times: a rerun with nothing
 changed runs no probe, and an edit of one function probes again what ran it.
 """
 
@@ -33,7 +33,7 @@ from auditor.probes.ran import Ran
 
 _ALL_BODIES = "*"
 """The name a kept result gives every function body at once: one whose probe recorded
-nothing (a witness search, a Python before 3.12) depends on all of them."""
+nothing (before Python 3.12) depends on all of them."""
 
 
 class ProbeCache:
@@ -90,7 +90,8 @@ class ProbeCache:
             self._keep(self._key("probe", spec), kept, self._code.bodies_of(result.ran))
 
     def keep_witness(self, spec: SurvivorSpec, result: WitnessResult) -> None:
-        self._keep(self._key("witness", spec), result, self._code.bodies_of(None))
+        kept = dataclasses.replace(result, ran=None)
+        self._keep(self._key("witness", spec), kept, self._code.bodies_of(result.ran))
 
     def _keep(
         self, key: str, result: FunctionResult | WitnessResult, ran: list[tuple[str, str]]

@@ -38,6 +38,7 @@ from auditor.probes.protocol import (
     WitnessResult,
     search_items,
 )
+from auditor.probes.ran import Ran, RanLog
 from auditor.report import FunctionProbe, ParamStrategy, Witness
 
 if TYPE_CHECKING:  # imported once the probe process is set up (`main`)
@@ -262,7 +263,7 @@ def main(spec_path: str) -> int:
     # What the work needs, imported before the guard is on.
     from auditor.containment import guard
     from auditor.mutation import swap  # noqa: F401
-    from auditor.probes import calls, draws, ran, search, strategies, witness  # noqa: F401
+    from auditor.probes import calls, draws, search, strategies, witness  # noqa: F401
 
     if spec.searches:
         # A witness's test that expects an exception imports pytest, and each runs in a
@@ -327,6 +328,8 @@ class _Work:
                 importlib.import_module(module)
         self.generated: dict[str, Inputs] = {}
         """Witness inputs generated per function, reused by later searches."""
+        self.drawn_by: dict[str, Ran] = {}
+        """For each function's generated inputs, the code the search that drew them ran."""
 
     def prepare(self, work: ProbeWork) -> None:
         """What the work needs before its first fork."""
@@ -360,14 +363,11 @@ class _Work:
         except Exception as error:
             return _probe(target, "failed", _why(error), [])
 
-    def _probed(self, key: str) -> FunctionResult:
+    def _probed(self, key: str, log: RanLog) -> FunctionResult:
         """Its probes' result; `failed` where making it callable or drawing its inputs
         raised, which it does alike in every run."""
-        from auditor.probes.ran import RanRecorder
-
-        recorder = RanRecorder(self.source_files)
-        recorder.start()
-        return dataclasses.replace(self._probe_once(key), ran=recorder.ran())
+        log.record(self.source_files)
+        return dataclasses.replace(self._probe_once(key), ran=log.ran())
 
     def _probe_once(self, key: str) -> FunctionResult:
         from auditor.probes.search import probe_function
@@ -387,7 +387,11 @@ class _Work:
 
     def probe(self, key: str) -> None:
         spec = self.spec
-        text, reason = _run_forked(lambda: self._probed(key), spec.time_budget)
+        log = RanLog()
+        try:
+            text, reason = _run_forked(lambda: self._probed(key, log), spec.time_budget)
+        finally:
+            log.close()
         if text is not None:
             self.results.write(text + "\n")
             return
@@ -398,29 +402,44 @@ class _Work:
         failed = _probe(self.targets[key], "failed", reason, params)
         self.emit(FunctionResult(probe=failed, ended=True))
 
-    def _searched(self, group: str) -> WitnessBatch:
+    def _searched(self, group: str, log: RanLog) -> WitnessBatch:
         from auditor.probes.witness import witnesses_for_group
 
+        log.record(self.source_files)
         survivors = self.groups[group]
-        keys = sorted({key for survivor in survivors for key in survivor.targets})
+        keys = self._searched_through(group)
         made = {key: self._subject(key) for key in keys}
         subjects = {key: made[key] for key in keys if not isinstance(made[key], FunctionProbe)}
         return witnesses_for_group(
             survivors, subjects, self.spec, self.alive, _run_forked, self.generated
         )
 
+    def _searched_through(self, group: str) -> list[str]:
+        """The functions a group's search draws inputs for (or reuses them)."""
+        return sorted({key for survivor in self.groups[group] for key in survivor.targets})
+
     def search(self, group: str) -> None:
         from auditor.probes.witness import WitnessBatch
 
         survivors, spec = self.groups[group], self.spec
-        text, reason = _run_forked(
-            lambda: self._searched(group), spec.time_budget * (len(survivors) + 2)
-        )
+        reused = [key for key in self._searched_through(group) if key in self.generated]
+        log = RanLog()
+        try:
+            text, reason = _run_forked(
+                lambda: self._searched(group, log), spec.time_budget * (len(survivors) + 2)
+            )
+            ran = log.ran()
+        finally:
+            log.close()
         if text is not None:
             batch = wire.decode(WitnessBatch, text)
+            if ran is not None:
+                # Reused inputs were drawn by an earlier search, running code of its own.
+                ran = sorted({*ran, *(entry for key in reused for entry in self.drawn_by[key])})
             self.generated.update(batch.inputs)
+            self.drawn_by.update((key, ran or []) for key in batch.inputs)
             for witness in batch.witnesses:
-                self.emit(WitnessResult(witness=witness))
+                self.emit(WitnessResult(witness=witness, ran=ran))
             return
         for survivor in survivors:
             witness = Witness(mutant_id=survivor.mutant_id, status="not probeable", reason=reason)

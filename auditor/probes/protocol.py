@@ -189,6 +189,8 @@ class FunctionResult:
 class WitnessResult:
     witness: Witness
     kind: Literal["witness"] = "witness"
+    ran: list[tuple[str, int]] | None = None
+    """The functions of the code under test its search ran (`probes.ran`), or None."""
 
 
 ProbeResult = FunctionResult | WitnessResult

@@ -144,3 +144,15 @@ def test_a_probe_runs_again_when_a_constant_of_any_function_changes(tmp_path):
 def test_a_probe_runs_again_when_code_outside_the_functions_changes(tmp_path):
     _probed_price(tmp_path, ran_lines=[5, 9])
     assert _kept_after(tmp_path, SHOP + "\n\ndef discount(n):\n    return n\n") is None
+
+
+def test_a_witness_is_kept_until_a_function_its_search_ran_changes(tmp_path):
+    cache = _shop_cache(tmp_path, SHOP)
+    path = str((tmp_path / "shop.py").resolve())
+    found = Witness(mutant_id="m", status="found", input="price(1)")
+    cache.keep_witness(_survivor(tmp_path), WitnessResult(witness=found, ran=[(path, 5)]))
+    cache.close()
+    unrelated = SHOP.replace('f"{n} items"', 'f"{n} item(s)"')
+    assert _shop_cache(tmp_path, unrelated).witness(_survivor(tmp_path)) == WitnessResult(found)
+    edited = SHOP.replace("tax(n) + 1", "1 + tax(n)")
+    assert _shop_cache(tmp_path, edited).witness(_survivor(tmp_path)) is None

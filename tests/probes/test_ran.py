@@ -1,5 +1,6 @@
-"""A probe records the functions of the code under test it started (Python 3.12+), so
-that its result is kept until one of them changes (`probes.ran`, `probes.cache`).
+"""A probe records the functions of the code under test it and its forks started (Python
+3.12+), so that its result is kept until one of them changes (`probes.ran`,
+`probes.cache`).
 
 Checked in a real interpreter with `sys.monitoring`: this one, or a 3.12+ installed
 beside it (pyenv); the suite may run on an older one."""
@@ -38,16 +39,24 @@ class Cart:
 """
 
 RECORD = """\
-import json, os, sys
+import json, os, signal, sys
 sys.path.insert(0, os.getcwd())
 import shop
-from auditor.probes.ran import RanRecorder
+from auditor.probes.ran import RanLog
 
 shop.label(1)  # before the probe: the parent process of its fork ran it
-recorder = RanRecorder([os.path.realpath("shop.py")])
-recorder.start()
+log = RanLog()
+log.record([os.path.realpath("shop.py")])
 {calls}
-print(json.dumps(recorder.ran()))
+print(json.dumps(log.ran()))
+"""
+
+IN_A_FORK_KILLED = """\
+pid = os.fork()
+if pid == 0:
+    shop.tax(2)
+    os.kill(os.getpid(), signal.SIGKILL)
+os.waitpid(pid, 0)
 """
 
 
@@ -90,3 +99,8 @@ def test_code_inside_a_method_counts_as_the_method(tmp_path):
 
 def test_a_function_the_process_ran_before_the_probe_counts_when_the_probe_runs_it(tmp_path):
     assert _ran(tmp_path, "shop.label(2)") == ["shop.py::label"]
+
+
+def test_a_function_started_in_a_fork_below_counts_though_the_fork_was_killed(tmp_path):
+    """A witness search runs each mutant in a fork of its own, killed on a timeout."""
+    assert _ran(tmp_path, IN_A_FORK_KILLED) == ["shop.py::tax"]
