@@ -131,7 +131,7 @@ def _measured(
             f"measured {ran} of {len(baseline.tests)} tests: {plan.changed}; "
             "the others kept their results"
         )
-        baseline.observed = _merged_observed(baseline.observed, earlier.baseline.observed)
+        baseline.observed = _merged_observed(earlier.baseline.observed, baseline.observed)
         growth = earlier.baseline.memory_growth_mb
         baseline.memory_growth_mb = max(baseline.memory_growth_mb, growth)
         baseline.compiled_patterns = merged(baseline.compiled_patterns, earlier.patterns)
@@ -139,12 +139,15 @@ def _measured(
 
 
 def _merged_observed(
-    new: list[ObservedFunction], old: list[ObservedFunction]
+    old: list[ObservedFunction], new: list[ObservedFunction]
 ) -> list[ObservedFunction]:
-    """This run's calls first, then the kept tests' (those of the earlier run), distinct
-    and at most `MAX_CALLS` per function."""
+    """The earlier run's calls first, then this run's new ones, distinct and at most
+    `MAX_CALLS` per function. Tests run again after an edit that kept their behaviour
+    make the calls they made before: the calls stay as the whole suite made them, in
+    its order, as a cold run records them (a probe's spec, hence its result and its
+    place in the cache, stays the same)."""
     merged: dict[tuple[str, str], ObservedFunction] = {}
-    for entry in (*new, *old):
+    for entry in (*old, *new):
         key = (entry.file, entry.qualname)
         into = merged.setdefault(
             key, ObservedFunction(file=entry.file, qualname=entry.qualname, calls=[])

@@ -303,6 +303,28 @@ def test_a_new_test_file_runs_alone(two_functions):
     assert all(again[nodeid]["duration"] == test["duration"] for nodeid, test in first.items())
 
 
+CALLS_DOUBLE = "def double(x):\n    return x * 2\n\n\ndef triple(x):\n    return x + double(x)\n"
+
+
+@pytest.mark.slow
+def test_an_edit_that_keeps_behaviour_keeps_the_observed_calls_a_cold_run_records(project):
+    """The tests run again make the calls they made before: the calls stay in the order
+    the whole suite made them, as a cold run records them."""
+    (project / "calc.py").write_text(CALLS_DOUBLE)
+    (project / "tests" / "test_triple.py").write_text(
+        "from calc import triple\n\n\ndef test_triple():\n    assert triple(5) == 15\n"
+    )
+    _baseline(project)
+    (project / "calc.py").write_text(CALLS_DOUBLE.replace("x + double(x)", "double(x) + x"))
+    incremental = _baseline(project)
+    assert incremental["reuse"].startswith("measured 1 of 2 tests")
+    shutil.rmtree(project / ".audit")
+    cold = _baseline(project)
+    double = [entry for entry in cold["observed"] if entry["qualname"] == "double"]
+    assert double[0]["calls"] == [{"x": ["2", "int"]}, {"x": ["5", "int"]}]
+    assert incremental["observed"] == cold["observed"]
+
+
 REFUSES_IMPORT = (
     "import os\n\nfrom calc import double\n\n"
     "if os.environ.get('TEST_DOUBLE_REFUSES_IMPORT'):\n"
