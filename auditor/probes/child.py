@@ -328,7 +328,7 @@ class _Work:
                 importlib.import_module(module)
         self.generated: dict[str, Inputs] = {}
         """Witness inputs generated per function, reused by later searches."""
-        self.drawn_by: dict[str, Ran] = {}
+        self.drawn_by: dict[str, Ran | None] = {}
         """For each function's generated inputs, the code the search that drew them ran."""
 
     def prepare(self, work: ProbeWork) -> None:
@@ -433,17 +433,23 @@ class _Work:
             log.close()
         if text is not None:
             batch = wire.decode(WitnessBatch, text)
-            if ran is not None:
-                # Reused inputs were drawn by an earlier search, running code of its own.
-                ran = sorted({*ran, *(entry for key in reused for entry in self.drawn_by[key])})
+            ran = _with_drawing(ran, [self.drawn_by[key] for key in reused])
             self.generated.update(batch.inputs)
-            self.drawn_by.update((key, ran or []) for key in batch.inputs)
+            self.drawn_by.update((key, ran) for key in batch.inputs)
             for witness in batch.witnesses:
                 self.emit(WitnessResult(witness=witness, ran=ran))
             return
         for survivor in survivors:
             witness = Witness(mutant_id=survivor.mutant_id, status="not probeable", reason=reason)
             self.emit(WitnessResult(witness=witness))
+
+
+def _with_drawing(ran: Ran | None, drawing: list[Ran | None]) -> Ran | None:
+    """What a search ran, with what the earlier searches whose inputs it reused ran to
+    draw them; None where any of it is unknown."""
+    if ran is None or None in drawing:
+        return None
+    return sorted({*ran, *(entry for drawn in drawing for entry in drawn or ())})
 
 
 def _probe(

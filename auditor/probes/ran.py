@@ -56,7 +56,10 @@ class RanLog:
         if self._fd is None:
             return None
         written = os.pread(self._fd, os.fstat(self._fd).st_size, 0)
-        return sorted({(path, line) for path, line in map(json.loads, written.splitlines())})
+        try:
+            return sorted({(path, line) for path, line in map(json.loads, written.splitlines())})
+        except ValueError:
+            return None  # a line cut short: what it named may have run, as may anything
 
     def close(self) -> None:
         if self._fd is not None:

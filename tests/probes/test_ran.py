@@ -104,3 +104,18 @@ def test_a_function_the_process_ran_before_the_probe_counts_when_the_probe_runs_
 def test_a_function_started_in_a_fork_below_counts_though_the_fork_was_killed(tmp_path):
     """A witness search runs each mutant in a fork of its own, killed on a timeout."""
     assert _ran(tmp_path, IN_A_FORK_KILLED) == ["shop.py::tax"]
+
+
+def test_a_search_that_reuses_drawn_inputs_counts_what_drawing_them_ran():
+    from auditor.probes.child import _with_drawing
+
+    assert _with_drawing([("shop.py", 3)], [[("shop.py", 11)]]) == [
+        ("shop.py", 3),
+        ("shop.py", 11),
+    ]
+
+
+def test_a_search_that_reuses_inputs_drawn_unrecorded_depends_on_all_the_code():
+    from auditor.probes.child import _with_drawing
+
+    assert _with_drawing([("shop.py", 3)], [None]) is None
