@@ -133,6 +133,18 @@ def test_a_changed_conftest_measures_again(project):
 
 
 @pytest.mark.slow
+def test_a_changed_config_file_measures_again(project):
+    """pytest reads its options there: any test may run otherwise."""
+    _baseline(project)
+    with (project / "pyproject.toml").open("a") as config:
+        config.write('\n[tool.pytest.ini_options]\nmarkers = ["slow: a slow test"]\n')
+    again = _baseline(project)
+    assert again["reuse"] == (
+        "measured: pyproject.toml changed (not a test file, nor a function of the code under test)"
+    )
+
+
+@pytest.mark.slow
 def test_other_settings_keep_a_baseline_of_their_own(project):
     first = _baseline(project)
     other = _baseline(project, "--timeout", "7s")
