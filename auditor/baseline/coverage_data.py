@@ -107,6 +107,11 @@ class BaselineCoverage:
         arcs = self._merged(nodeid, (SUBPROCESS,))
         return {relative(f, self.root): sorted(self._lines_of(a)) for f, a in arcs.items()}
 
+    def subprocess_arcs(self, nodeid: str) -> dict[str, list[tuple[int, int]]]:
+        """Arcs (by relative path) the test ran in Python subprocesses it started."""
+        arcs = self._merged(nodeid, (SUBPROCESS,))
+        return {relative(f, self.root): sorted(a) for f, a in arcs.items()}
+
     def test_lines_and_arcs(
         self, nodeid: str
     ) -> tuple[dict[str, list[int]], dict[str, list[tuple[int, int]]]]:

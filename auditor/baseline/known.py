@@ -79,6 +79,9 @@ class KeptBaseline(BaseModel):
     """The arcs run outside every test (imports and collection), by relative path: a
     later run that does not collect every test file takes them for the files it leaves
     out, whose modules it may never import."""
+    subprocess_arcs: dict[str, dict[str, list[tuple[int, int]]]] = {}
+    """By test: the arcs (by relative path) its Python subprocesses ran, which the report
+    leaves out: a later run that keeps the test's result adds them to the coverage."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,9 @@ class Partial:
     earlier run's import time, with the new files', all that a full one would run."""
     import_time_arcs: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     """The earlier run's `KeptBaseline.import_time_arcs`, numbered as the files are now."""
+    subprocess_arcs: dict[str, dict[str, list[tuple[int, int]]]] = field(default_factory=dict)
+    """The earlier run's `KeptBaseline.subprocess_arcs` of the kept tests, numbered as
+    the files are now."""
 
 
 class BaselineStore(Protocol):
@@ -260,8 +266,8 @@ def partial(earlier: KeptBaseline, now: Manifest, project: Project) -> Partial |
     every test runs again. Only test files and function bodies of the code under test
     may have changed (lines added or removed in them move the kept tests' lines below),
     and no changed function may have run at import. The tests that run again: those of
-    the changed test files, those that ran a changed function, those that did not pass
-    and those that start Python subprocesses."""
+    the changed test files, those that ran a changed function (in process or in a Python
+    subprocess they started), and those that did not pass."""
     before = earlier.manifest
     if (before.audit, before.python, before.packages) != (now.audit, now.python, now.packages):
         return "; ".join(changes(before, now))
@@ -282,22 +288,30 @@ def partial(earlier: KeptBaseline, now: Manifest, project: Project) -> Partial |
         if any(_any_in(ran_at_import, span) for span in found.spans):
             return f"{path}: a changed function ran at import"
         edits[path] = found
-    # A test that runs Python subprocesses runs again: only its in-process arcs are kept.
+    # A test whose Python subprocesses' arcs the earlier run did not keep runs again.
     unchanged = [
         test
         for test in earlier.baseline.tests
         if test.outcome == "passed"
         and test.file not in changed
-        and not test.subprocess_lines
+        and (not test.subprocess_lines or test.nodeid in earlier.subprocess_arcs)
         and not _ran(test, edits)
     ]
     moving = {path: edit.lines for path, edit in edits.items() if edit.moves}
-    kept = [moved for test in unchanged if (moved := _moved(test, moving)) is not None]
+    kept: list[TestResult] = []
+    subprocess_arcs: dict[str, dict[str, list[tuple[int, int]]]] = {}
+    for test in unchanged:
+        moved = _moved(test, moving)
+        arcs = _moved_arcs(earlier.subprocess_arcs.get(test.nodeid, {}), moving)
+        if moved is not None and arcs is not None:
+            kept.append(moved)
+            if arcs:
+                subprocess_arcs[test.nodeid] = arcs
     reason = _files_reason(changed)
     if any(path in test_files and path in before.files for path in changed):
         # An edited or deleted test file may no longer run at import what it ran then:
         # every file is collected, and import time measured anew.
-        return Partial(kept=kept, changed=reason)
+        return Partial(kept=kept, changed=reason, subprocess_arcs=subprocess_arcs)
     import_time_arcs = _moved_arcs(earlier.import_time_arcs, moving)
     if import_time_arcs is None:
         return "a line that ran at import moved where audit cannot follow it"
@@ -306,6 +320,7 @@ def partial(earlier: KeptBaseline, now: Manifest, project: Project) -> Partial |
         changed=reason,
         uncollected=_uncollected(earlier.baseline.tests, kept),
         import_time_arcs=import_time_arcs,
+        subprocess_arcs=subprocess_arcs,
     )
 
 
@@ -323,7 +338,8 @@ def _any_in(lines: Iterable[int], span: tuple[int, int]) -> bool:
 
 def _ran(test: TestResult, edits: dict[str, Edit]) -> bool:
     return any(
-        _any_in(test.lines.get(path, ()), span)
+        _any_in(lines.get(path, ()), span)
+        for lines in (test.lines, test.subprocess_lines)
         for path, found in edits.items()
         for span in found.spans
     )
@@ -333,12 +349,15 @@ def _moved(test: TestResult, moving: dict[str, dict[int, int]]) -> TestResult | 
     """The test's lines and arcs numbered as the files are now (`moving`: each moved
     file's `Edit.lines`); None where one of them is not a line the edits left in place
     (the test then runs again)."""
-    if not any(path in test.lines or path in test.arcs for path in moving):
+    ran = (test.lines, test.arcs, test.subprocess_lines)
+    if not any(path in found for path in moving for found in ran):
         return test
     lines, arcs = _moved_lines(test.lines, moving), _moved_arcs(test.arcs, moving)
-    if lines is None or arcs is None:
+    subprocess_lines = _moved_lines(test.subprocess_lines, moving)
+    if lines is None or arcs is None or subprocess_lines is None:
         return None
-    return test.model_copy(update={"lines": lines, "arcs": arcs})
+    moved = {"lines": lines, "arcs": arcs, "subprocess_lines": subprocess_lines}
+    return test.model_copy(update=moved)
 
 
 def _moved_lines(

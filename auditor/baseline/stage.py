@@ -82,6 +82,7 @@ def run_baseline(
         coverage_keys=measured.coverage_keys,
         patterns=measured.baseline.compiled_patterns,
         import_time_arcs=measured.import_time_arcs,
+        subprocess_arcs=measured.subprocess_arcs,
     )
     known.keep(store, settings, kept)
     return measured.baseline, measured.coverage
@@ -96,6 +97,8 @@ class _Measured:
     coverage_keys: dict[str, str]
     """What each file's coverage was computed from (`coverage_data.file_keys`)."""
     import_time_arcs: dict[str, list[tuple[int, int]]]
+    subprocess_arcs: dict[str, dict[str, list[tuple[int, int]]]]
+    """By passing test: the arcs its Python subprocesses ran (`KeptBaseline`)."""
 
 
 def _measured(
@@ -123,7 +126,8 @@ def _measured(
         found, left_out = set(outcome.kept), set(uncollected)
         kept = [t for t in plan.kept if t.nodeid in found or t.file in left_out] if plan else []
         import_time = plan.import_time_arcs if plan is not None else {}
-        measured = _measure(run, outcome, untraced, kept, files, import_time)
+        kept_arcs = plan.subprocess_arcs if plan is not None else {}
+        measured = _measure(run, outcome, untraced, kept, files, import_time, kept_arcs)
     if plan is not None and earlier is not None:
         baseline = measured.baseline
         ran = len(baseline.tests) - len(kept)
@@ -188,11 +192,13 @@ def _measure(
     kept: list[TestResult],
     files: KnownFiles | None,
     import_time: dict[str, list[tuple[int, int]]],
+    kept_subprocess_arcs: dict[str, dict[str, list[tuple[int, int]]]],
 ) -> _Measured:
     """The sections from the measured run's outcome, and the `kept` results of tests an
     earlier run measured (not run now); `files`: the earlier run's file coverage;
     `import_time`: the arcs it ran outside every test, for the modules this run's
-    collection did not import."""
+    collection did not import; `kept_subprocess_arcs`: what the kept tests' Python
+    subprocesses ran."""
     project = run.project
     collection_errors = sorted(
         (
@@ -239,15 +245,28 @@ def _measure(
     )
     source_dirs = [str(p) for p in project.source_paths]
     measured_passing = [test.nodeid for test in measured if test.outcome == "passed"]
+    subprocess_arcs = {
+        test.nodeid: coverage.subprocess_arcs(test.nodeid)
+        for test in measured
+        if test.outcome == "passed" and test.subprocess_lines
+    }
+    subprocess_arcs.update(
+        (test.nodeid, kept_subprocess_arcs[test.nodeid])
+        for test in kept
+        if test.nodeid in kept_subprocess_arcs
+    )
     summary, keys = coverage.summary(
         measured_passing,
         source_dirs,
         project.test_code,
-        [t.arcs for t in kept],
+        [
+            *(t.arcs for t in kept),
+            *(subprocess_arcs[t.nodeid] for t in kept if t.nodeid in subprocess_arcs),
+        ],
         unimported=[os.path.realpath(path) for path in project.source_files],
         known=files,
     )
-    return _Measured(section, summary, keys, coverage.import_time_arcs())
+    return _Measured(section, summary, keys, coverage.import_time_arcs(), subprocess_arcs)
 
 
 def _result(run: RunContext, raw: protocol.Result, coverage: BaselineCoverage) -> TestResult:

@@ -522,22 +522,45 @@ def test_lines_added_to_a_function_move_the_lines_the_kept_tests_ran(two_functio
     assert incremental["coverage"] == cold["coverage"]
 
 
+CLI_TEST = (
+    "import subprocess\nimport sys\n\n\ndef test_cli():\n"
+    "    code = 'import calc; print(calc.double(2))'\n"
+    "    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)\n"
+    "    assert done.stdout == '4\\n'\n"
+)
+
+
 @pytest.mark.slow
-def test_a_test_that_starts_python_runs_again(two_functions):
-    """Its subprocesses' arcs are not kept: it runs again, the others keep theirs."""
+def test_a_test_whose_python_subprocess_ran_no_changed_function_keeps_its_result(
+    two_functions,
+):
+    """Its subprocesses' arcs are kept with the baseline: they join the coverage (only
+    the subprocess runs `quadruple`)."""
+    code = TWO_FUNCTIONS + "\n\ndef quadruple(x):\n    return double(double(x))\n"
+    (two_functions / "calc.py").write_text(code)
     (two_functions / "tests" / "test_cli.py").write_text(
-        "import subprocess\nimport sys\n\n\ndef test_cli():\n"
-        "    code = 'import calc; print(calc.double(2))'\n"
-        "    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)\n"
-        "    assert done.stdout == '4\\n'\n"
+        CLI_TEST.replace("calc.double(2)", "calc.quadruple(1)")
     )
     first = _by_test(_baseline(two_functions))
-    assert 2 in first["tests/test_cli.py::test_cli"]["subprocess_lines"]["calc.py"]
-    (two_functions / "calc.py").write_text(TWO_FUNCTIONS.replace("x * 3", "3 * x"))
+    assert 10 in first["tests/test_cli.py::test_cli"]["subprocess_lines"]["calc.py"]
+    (two_functions / "calc.py").write_text(code.replace("x * 3", "3 * x"))
+    incremental = _report(two_functions)
+    assert incremental["baseline"]["reuse"].startswith("measured 1 of 3 tests")
+    cli = "tests/test_cli.py::test_cli"
+    assert _by_test(incremental["baseline"])[cli]["duration"] == first[cli]["duration"]
+    shutil.rmtree(two_functions / ".audit")
+    assert incremental["coverage"] == _report(two_functions)["coverage"]
+
+
+@pytest.mark.slow
+def test_a_test_whose_python_subprocess_ran_a_changed_function_runs_again(two_functions):
+    (two_functions / "tests" / "test_cli.py").write_text(CLI_TEST)
+    first = _by_test(_baseline(two_functions))
+    (two_functions / "calc.py").write_text(TWO_FUNCTIONS.replace("x * 2", "2 * x"))
     again = _baseline(two_functions)
     assert again["reuse"].startswith("measured 2 of 3 tests")
-    kept = _by_test(again)["tests/test_calc.py::test_double"]
-    assert kept["duration"] == first["tests/test_calc.py::test_double"]["duration"]
+    kept = _by_test(again)["tests/test_triple.py::test_triple"]
+    assert kept["duration"] == first["tests/test_triple.py::test_triple"]["duration"]
 
 
 @pytest.mark.slow
