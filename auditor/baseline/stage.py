@@ -7,7 +7,7 @@ import re
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -125,9 +125,8 @@ def _measured(
         # as they were (its code, and what it imports, ran no changed line at import).
         found, left_out = set(outcome.kept), set(uncollected)
         kept = [t for t in plan.kept if t.nodeid in found or t.file in left_out] if plan else []
-        import_time = plan.import_time_arcs if plan is not None else {}
-        kept_arcs = plan.subprocess_arcs if plan is not None else {}
-        measured = _measure(run, outcome, untraced, kept, files, import_time, kept_arcs)
+        earlier_run = replace(plan, kept=kept) if plan else known.Partial(kept=[], changed="")
+        measured = _measure(run, outcome, untraced, earlier_run, files)
     if plan is not None and earlier is not None:
         baseline = measured.baseline
         ran = len(baseline.tests) - len(kept)
@@ -189,17 +188,14 @@ def _measure(
     run: RunContext,
     outcome: ChildOutcome,
     reruns: list[ChildOutcome | None],
-    kept: list[TestResult],
+    plan: known.Partial,
     files: KnownFiles | None,
-    import_time: dict[str, list[tuple[int, int]]],
-    kept_subprocess_arcs: dict[str, dict[str, list[tuple[int, int]]]],
 ) -> _Measured:
-    """The sections from the measured run's outcome, and the `kept` results of tests an
-    earlier run measured (not run now); `files`: the earlier run's file coverage;
-    `import_time`: the arcs it ran outside every test, for the modules this run's
-    collection did not import; `kept_subprocess_arcs`: what the kept tests' Python
-    subprocesses ran."""
-    project = run.project
+    """The sections from the measured run's outcome, and the results `plan` keeps of
+    tests an earlier run measured (not run now), with the arcs it ran outside every test
+    (for the modules this run's collection did not import) and the arcs of the kept
+    tests' Python subprocesses; `files`: the earlier run's file coverage."""
+    project, kept = run.project, plan.kept
     collection_errors = sorted(
         (
             CollectionError(file=project.relative(e.path), message=e.message, line=e.line)
@@ -211,7 +207,7 @@ def _measure(
     if not raw_results and not kept:
         _raise_unusable(collection_errors, outcome, project)
     coverage = BaselineCoverage(outcome.data_file, project.root)
-    coverage.add_import_time_arcs(import_time)
+    coverage.add_import_time_arcs(plan.import_time_arcs)
     measured = [_result(run, raw, coverage) for raw in raw_results]
     tests = sorted([*measured, *kept], key=lambda test: test.nodeid)
     for seed, rerun in enumerate(reruns):
@@ -245,16 +241,7 @@ def _measure(
     )
     source_dirs = [str(p) for p in project.source_paths]
     measured_passing = [test.nodeid for test in measured if test.outcome == "passed"]
-    subprocess_arcs = {
-        test.nodeid: coverage.subprocess_arcs(test.nodeid)
-        for test in measured
-        if test.outcome == "passed" and test.subprocess_lines
-    }
-    subprocess_arcs.update(
-        (test.nodeid, kept_subprocess_arcs[test.nodeid])
-        for test in kept
-        if test.nodeid in kept_subprocess_arcs
-    )
+    subprocess_arcs = _subprocess_arcs(coverage, measured, plan)
     summary, keys = coverage.summary(
         measured_passing,
         source_dirs,
@@ -267,6 +254,20 @@ def _measure(
         known=files,
     )
     return _Measured(section, summary, keys, coverage.import_time_arcs(), subprocess_arcs)
+
+
+def _subprocess_arcs(
+    coverage: BaselineCoverage, measured: list[TestResult], plan: known.Partial
+) -> dict[str, dict[str, list[tuple[int, int]]]]:
+    """By passing test, measured now or kept: the arcs its Python subprocesses ran."""
+    arcs = {
+        test.nodeid: coverage.subprocess_arcs(test.nodeid)
+        for test in measured
+        if test.outcome == "passed" and test.subprocess_lines
+    }
+    kept = {test.nodeid for test in plan.kept}
+    arcs.update((nodeid, ran) for nodeid, ran in plan.subprocess_arcs.items() if nodeid in kept)
+    return arcs
 
 
 def _result(run: RunContext, raw: protocol.Result, coverage: BaselineCoverage) -> TestResult:
