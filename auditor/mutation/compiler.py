@@ -122,7 +122,7 @@ class Swaps:
         self.key = swaps_key(salt, compiler.source)
         self.known: dict[str, Swap | None] = (cache.get_swaps(self.key) if cache else None) or {}
         self.added = False
-        self.original_digests: dict[str, str] = {}
+        self.original_digests: dict[tuple[str, int], str] = {}
 
     def get(self, site: Site, mutated: str) -> Swap | None:
         """None where the function cannot be compiled on its own (the module path);
@@ -131,13 +131,14 @@ class Swaps:
         if local_id not in self.known:
             original = self.compiler.original(site)
             new = self.compiler.mutated(site, mutated)
-            if original is not None and site.function not in self.original_digests:
-                self.original_digests[site.function] = _code_digest(original)
+            place = (site.function, site.function_line)
+            if original is not None and place not in self.original_digests:
+                self.original_digests[place] = _code_digest(original)
             self.known[local_id] = (
                 None
                 if original is None or new is None
                 else Swap(
-                    self.original_digests[site.function],
+                    self.original_digests[place],
                     _code_digest(new),
                     zlib.compress(marshal.dumps(new), 1),
                     (original.co_firstlineno, original.co_name),
@@ -161,7 +162,9 @@ class FunctionCompiler:
         self.source = source
         self.filename = filename
         self.line_starts = line_starts
-        self._originals: dict[str, CodeType | None] = {}
+        self._originals: dict[tuple[str, int], CodeType | None] = {}
+        """Per function, by name and `def` line: a property's getter and setter share
+        the name."""
 
     def _compile(self, site: Site, text: str, end: int) -> CodeType | None:
         classes = site.function_classes
@@ -180,12 +183,13 @@ class FunctionCompiler:
         return find_function(compile_module(text, self.filename), site.function, site.function_line)
 
     def original(self, site: Site) -> CodeType | None:
-        if site.function not in self._originals:
+        place = (site.function, site.function_line)
+        if place not in self._originals:
             code = self._compile(site, self.source, site.function_end)
             if code is None:
                 code = self._whole_module(site, self.source)
-            self._originals[site.function] = code
-        return self._originals[site.function]
+            self._originals[place] = code
+        return self._originals[place]
 
     def mutated(self, site: Site, mutated: str) -> CodeType | None:
         delta = len(site.replacement) - len(site.original)
