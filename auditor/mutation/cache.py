@@ -68,6 +68,12 @@ def _swap(row: list | None) -> Swap | None:
     return Swap(original, mutated, base64.b64decode(code, validate=True), (line, name))
 
 
+def _swap_row(swap: Swap | None) -> list | None:
+    if swap is None:
+        return None
+    return [swap.original, swap.mutated, base64.b64encode(swap.code).decode(), *swap.target]
+
+
 def _site(row: dict) -> Site:
     return Site(**{**row, "function_classes": tuple(row["function_classes"])})
 
@@ -425,20 +431,26 @@ class ResultCache:
     def put_sites(self, key: str, sites: list[Site]) -> None:
         self._write("sites", key, json.dumps([dataclasses.asdict(site) for site in sites]))
 
-    def get_swaps(self, key: str) -> dict[str, Swap | None] | None:
+    def get_swaps(self, key: str) -> dict[str, dict[str, Swap | None]] | None:
+        """A file's compilations: per function (`compiler.Swaps`), per site."""
         value = self._read("swaps", key)
         try:
             rows = None if value is None else json.loads(value)
-            return None if rows is None else {k: _swap(row) for k, row in rows.items()}
-        except (ValueError, TypeError, binascii.Error):
+            return (
+                None
+                if rows is None
+                else {
+                    function: {local_id: _swap(row) for local_id, row in sites.items()}
+                    for function, sites in rows.items()
+                }
+            )
+        except (ValueError, TypeError, AttributeError, binascii.Error):
             return None
 
-    def put_swaps(self, key: str, swaps: dict[str, Swap | None]) -> None:
+    def put_swaps(self, key: str, swaps: dict[str, dict[str, Swap | None]]) -> None:
         rows = {
-            local_id: None
-            if swap is None
-            else [swap.original, swap.mutated, base64.b64encode(swap.code).decode(), *swap.target]
-            for local_id, swap in swaps.items()
+            function: {local_id: _swap_row(swap) for local_id, swap in sites.items()}
+            for function, sites in swaps.items()
         }
         self._write("swaps", key, json.dumps(rows, sort_keys=True))
 

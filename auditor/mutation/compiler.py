@@ -6,12 +6,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import marshal
+import re
 import zlib
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any, Protocol
 
-from auditor.mutation.keys import swaps_key
+from auditor.mutation.keys import digest, swaps_key
 from mutators.sites import Site
 
 
@@ -87,9 +88,9 @@ class SiteCache(Protocol):
 
     def put_sites(self, key: str, sites: list[Site]) -> None: ...
 
-    def get_swaps(self, key: str) -> dict[str, Swap | None] | None: ...
+    def get_swaps(self, key: str) -> dict[str, dict[str, Swap | None]] | None: ...
 
-    def put_swaps(self, key: str, swaps: dict[str, Swap | None]) -> None: ...
+    def put_swaps(self, key: str, swaps: dict[str, dict[str, Swap | None]]) -> None: ...
 
     def keep_plans(self, keys: set[str]) -> None: ...
 
@@ -112,29 +113,55 @@ def _code_digest(code: CodeType) -> str:
     return hashlib.sha256(repr(fingerprint(code)).encode()).hexdigest()
 
 
-class Swaps:
-    """One source's swap-path compilations, by site; remembered across runs, since
-    compiling every mutant is most of a rerun's planning once the sites are known."""
+_FUTURE = re.compile(r"^from __future__ import .*$", re.MULTILINE)
 
-    def __init__(self, compiler: FunctionCompiler, cache: SiteCache | None, salt: str) -> None:
+
+class Swaps:
+    """One file's swap-path compilations, by function, then by site; remembered across
+    runs, each function's for as long as its text and place in the file stay the same:
+    an edit compiles again only the functions it touched (compiling every mutant is most
+    of a rerun's planning once the sites are known)."""
+
+    def __init__(
+        self, compiler: FunctionCompiler, sites: list[Site], cache: SiteCache | None, salt: str
+    ) -> None:
+        """`sites`: all of the file's, to know which functions it has now."""
         self.compiler = compiler
         self.cache = cache
-        self.key = swaps_key(salt, compiler.source)
-        self.known: dict[str, Swap | None] = (cache.get_swaps(self.key) if cache else None) or {}
-        self.added = False
+        self.key = swaps_key(salt, compiler.filename)
+        self._future = "\n".join(_FUTURE.findall(compiler.source))
+        self._function_keys: dict[tuple[str, int], str] = {}
+        current = {self._function_key(site) for site in sites if site.function}
+        stored = (cache.get_swaps(self.key) if cache else None) or {}
+        self.known = {key: stored.get(key, {}) for key in sorted(current)}
+        """Per function of the file now, its sites' compilations."""
+        self.added = stored.keys() != self.known.keys()
         self.original_digests: dict[tuple[str, int], str] = {}
+
+    def _function_key(self, site: Site) -> str:
+        """What the function's code depends on: its text and lines, the classes around
+        it, the module's `__future__` imports (a whole-module compile sees them)."""
+        place = (site.function, site.function_line)
+        if place not in self._function_keys:
+            starts = self.compiler.line_starts
+            text = self.compiler.source[starts[site.function_first_line - 1] : site.function_end]
+            self._function_keys[place] = digest(
+                *place, site.function_first_line, site.function_classes, self._future, text
+            )
+        return self._function_keys[place]
 
     def get(self, site: Site, mutated: str) -> Swap | None:
         """None where the function cannot be compiled on its own (the module path);
         raises SyntaxError for a mutant that does not compile."""
+        known = self.known.setdefault(self._function_key(site), {})
         local_id = site.local_id()
-        if local_id not in self.known:
+        if local_id not in known:
             original = self.compiler.original(site)
             new = self.compiler.mutated(site, mutated)
             place = (site.function, site.function_line)
             if original is not None and place not in self.original_digests:
                 self.original_digests[place] = _code_digest(original)
-            self.known[local_id] = (
+            known[local_id] = (
                 None
                 if original is None or new is None
                 else Swap(
@@ -145,7 +172,7 @@ class Swaps:
                 )
             )
             self.added = True
-        return self.known[local_id]
+        return known[local_id]
 
     def save(self) -> None:
         if self.added and self.cache is not None:
@@ -206,7 +233,7 @@ def compile_swaps(
     baseline says which of them planning will run (the early-sites helper does it on the
     core the baseline leaves idle: most of a first run's planning on a large module)."""
     compiler = FunctionCompiler(source, filename, line_starts(source))
-    swaps = Swaps(compiler, cache, salt)
+    swaps = Swaps(compiler, sites, cache, salt)
     for site in sites:
         if site.function:
             with contextlib.suppress(SyntaxError, ValueError):  # planning reports those

@@ -40,9 +40,10 @@ def sites_key(salt: str, source: str) -> str:
     return digest(salt, source)
 
 
-def swaps_key(salt: str, source: str) -> str:
-    """The cache key of a source's swap-path compilations (`salt`: `swaps_salt`)."""
-    return digest(salt, source)
+def swaps_key(salt: str, filename: str) -> str:
+    """The cache key of a file's swap-path compilations (`salt`: `swaps_salt`), kept per
+    function within (`compiler.Swaps`)."""
+    return digest(salt, filename)
 
 
 def swaps_salt(sites_salt: str) -> str:

@@ -433,7 +433,7 @@ class Planner:
         except (OSError, ValueError):
             return
         self.plan_keys.update(
-            (sites_key(self.sites_salt, source), swaps_key(self.swaps_salt, source))
+            (sites_key(self.sites_salt, source), swaps_key(self.swaps_salt, str(path)))
         )
 
     def plan_file(self, path: Path) -> list[PlannedMutant]:
@@ -442,7 +442,7 @@ class Planner:
             sites = self._sites(source)
         except cst.ParserSyntaxError:
             return []
-        file = self._file(path, source)
+        file = self._file(path, source, sites)
         left_out = dict.fromkeys(file.tables, 0)
         planned = []
         for site in sites:
@@ -465,10 +465,11 @@ class Planner:
             )
         return planned
 
-    def _file(self, path: Path, source: str) -> _File:
+    def _file(self, path: Path, source: str, sites: list[Site]) -> _File:
         relative = relative_to_root(str(path), self.root)
         starts = line_starts(source)
-        swaps = Swaps(FunctionCompiler(source, str(path), starts), self.site_cache, self.swaps_salt)
+        compiler = FunctionCompiler(source, str(path), starts)
+        swaps = Swaps(compiler, sites, self.site_cache, self.swaps_salt)
         self.plan_keys.add(swaps.key)
         module_level = self.settings.module_level
         return _File(

@@ -64,6 +64,32 @@ def test_a_changed_source_is_parsed_again(shop, tmp_path, monkeypatch):
     assert any(m.site.function == "added" for m in mutants)
 
 
+@pytest.mark.slow
+def test_an_edit_compiles_again_only_the_function_it_touched(shop, tmp_path, monkeypatch):
+    """In the agent's loop one function changes at a time: the file's other functions
+    keep their compiled mutants, and plan as a cold planning of the edited file does."""
+    root, baseline, _ = shop
+    copy = tmp_path / "shop" / "pricing.py"  # where the baseline saw tests run it
+    copy.parent.mkdir()
+    copy.write_text((root / "shop" / "pricing.py").read_text())
+    plan(planner(tmp_path, baseline, ResultCache(tmp_path)), [copy])
+    text = copy.read_text()
+    copy.write_text(text.replace('return Decimal("0")\n', 'return Decimal("0.00")\n'))
+    compiled = []
+    real = compiler_module.FunctionCompiler.mutated
+    monkeypatch.setattr(
+        compiler_module.FunctionCompiler,
+        "mutated",
+        lambda self, site, text: compiled.append(site.function) or real(self, site, text),
+    )
+    edited = plan(planner(tmp_path, baseline, ResultCache(tmp_path)), [copy])
+    assert set(compiled) == {"bulk_discount"}
+    monkeypatch.undo()
+    cold = plan(planner(tmp_path, baseline, ResultCache(tmp_path / "cold")), [copy])
+    assert planned(edited) == planned(cold)
+    assert [m.function_code for m in edited] == [m.function_code for m in cold]
+
+
 def test_a_set_literals_code_has_the_same_fingerprint_in_every_process():
     """Sets print in hash order, which changes with each process: a cache key built from
     them would never match on a rerun."""
