@@ -428,8 +428,9 @@ class Scope(_Model):
     shard: str | None = None
     """`K/N`: this report holds the mutants of shard K; `audit merge` combines N of them."""
     planned: int = 0
-    """Mutants planned: in the whole project; in a diff run, in the files the change
-    reaches (its changed files, and those holding functions its changed tests call)."""
+    """Mutants planned: in the whole project; in a diff run, in the functions the change
+    reaches (those with a changed line, those its changed tests call) and on its changed
+    module-level lines."""
     selected: int = 0
     """Mutants in this run's scope (before sampling)."""
 

@@ -84,15 +84,37 @@ def _committed(root: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_a_diff_run_plans_only_the_files_its_change_reaches(shallow_with_cache):
+def test_a_diff_run_plans_only_the_functions_its_change_reaches(shallow_with_cache):
+    """The changed line is in `bulk_discount`: its mutants are planned, and no other
+    function's, nor any other file's."""
     root, whole = shallow_with_cache
     pricing = _committed(root) / "shop" / "pricing.py"
     text = pricing.read_text()
     pricing.write_text(text.replace('return Decimal("0")\n', 'return Decimal("0")  # none\n'))
     result, report = audit(root, "tests_shallow", "--diff", "HEAD")
     assert result.returncode == 0, result.stderr
-    of_pricing = [m for m in whole["mutation"]["mutants"] if m["file"] == "shop/pricing.py"]
-    assert report["mutation"]["scope"]["planned"] == len(of_pricing)
+    of_function = [
+        m
+        for m in whole["mutation"]["mutants"]
+        if (m["file"], m["function"]) == ("shop/pricing.py", "bulk_discount")
+    ]
+    assert of_function
+    assert report["mutation"]["scope"]["planned"] == len(of_function)
+
+
+@pytest.mark.slow
+def test_a_diff_run_of_one_function_keeps_the_last_known_verdicts_of_the_others(
+    shallow_with_cache,
+):
+    """Its file's other functions were not planned: their verdicts from the full run
+    still count in the project's scores (the change keeps behaviour: all the same)."""
+    root, whole = shallow_with_cache
+    pricing = _committed(root) / "shop" / "pricing.py"
+    text = pricing.read_text()
+    pricing.write_text(text.replace('return Decimal("0")\n', 'return Decimal("0")  # none\n'))
+    result, report = audit(root, "tests_shallow", "--diff", "HEAD")
+    assert result.returncode == 0, result.stderr
+    assert report["mutation"]["project_known"] == whole["mutation"]["scores"]
 
 
 @pytest.mark.slow

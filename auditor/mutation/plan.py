@@ -14,10 +14,10 @@ import difflib
 import functools
 import hashlib
 import math
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import libcst as cst
 
@@ -190,6 +190,13 @@ class _File:
         lines = range(site.line, site.end_line + 1)
         return {*lines, *(self.statement_of[n] for n in lines if n in self.statement_of)}
 
+    def span(self, site: Site) -> tuple[int, int]:
+        """The first and last lines of the site's function, decorators included; at
+        module level, the site's own."""
+        if not site.function:
+            return site.line, site.end_line
+        return site.function_first_line, bisect.bisect_right(self.starts, site.function_end - 1)
+
     def statements_of(self, site: Site) -> set[int]:
         """The first lines of the statements the site is in."""
         lines = range(site.line, site.end_line + 1)
@@ -252,6 +259,8 @@ class Planner:
         self.file_digests: dict[str, str] = {}
         self.test_digests: dict[str, str] = {}
         self.test_sets: dict[tuple[frozenset[str], ...], TestSet] = {}
+        self.partly_planned: dict[str, set[str]] = {}
+        """Per file planned in part (a diff run's), the ids of all its mutants."""
         self.set_contents: dict[frozenset[str], tuple[Cases, Code, str]] = {}
 
     def _testdigest(self, nodeid: str) -> str:
@@ -436,13 +445,19 @@ class Planner:
             (sites_key(self.sites_salt, source), swaps_key(self.swaps_salt, str(path)))
         )
 
-    def plan_file(self, path: Path) -> list[PlannedMutant]:
+    def plan_file(self, path: Path, scope: PlanScope | None = None) -> list[PlannedMutant]:
+        """Every mutant of the file; with a `scope`, those of the functions (at module
+        level, the statements) it reaches, each function whole, so its equivalent
+        mutants are found as in a whole file's planning."""
         source = path.read_text(encoding="utf-8")
         try:
             sites = self._sites(source)
         except cst.ParserSyntaxError:
             return []
         file = self._file(path, source, sites)
+        if scope is not None:
+            self.partly_planned[file.relative] = {f"{file.relative}::{s.local_id()}" for s in sites}
+            sites = [s for s in sites if scope.reaches(file.relative, *file.span(s))]
         left_out = dict.fromkeys(file.tables, 0)
         planned = []
         for site in sites:
@@ -642,17 +657,31 @@ class Planner:
         return [consumers, [self._filedigest(file) for file in files]]
 
 
+class PlanScope(Protocol):
+    """What a diff run plans (`selection.DiffScope`)."""
+
+    @property
+    def files(self) -> set[str]:
+        """The files it can reach, relative to the root."""
+        ...
+
+    def reaches(self, file: str, first: int, last: int) -> bool:
+        """Whether it reaches any of lines `first` to `last` of `file`."""
+        ...
+
+
 def plan(
-    planner: Planner, files: Iterable[Path], only: Collection[str] | None = None
+    planner: Planner, files: Iterable[Path], scope: PlanScope | None = None
 ) -> list[PlannedMutant]:
-    """Every mutant of the files, or of those of them `only` names (paths relative to the
-    root). With a cache, the sites and compilations of sources that are no longer the
-    project's are dropped (each edit of a file would add some); a file left unplanned
-    keeps its own."""
+    """Every mutant of the files, or, with a `scope`, of the functions it reaches. With a
+    cache, the sites and compilations of sources that are no longer the project's are
+    dropped (each edit of a file would add some); a file left unplanned keeps its own."""
     mutants: list[PlannedMutant] = []
     for path in sorted(files):
-        if only is None or relative_to_root(str(path), planner.root) in only:
+        if scope is None:
             mutants.extend(planner.plan_file(path))
+        elif relative_to_root(str(path), planner.root) in scope.files:
+            mutants.extend(planner.plan_file(path, scope))
         else:
             planner.keep_plans_of(path)
     if planner.site_cache is not None:

@@ -229,8 +229,16 @@ class DiffScope:
 
     @property
     def files(self) -> set[str]:
-        """The only files that can hold a mutant in scope: those are all planned."""
+        """The only files that can hold a mutant in scope."""
         return {*self.changed, *self.ran}
+
+    def reaches(self, file: str, first: int, last: int) -> bool:
+        """Whether any of lines `first` to `last` of `file` changed or ran in a changed
+        test: the functions (and module-level statements) planned, of which
+        `touched_by_diff` then takes its mutants."""
+        lines = range(first, last + 1)
+        changed, ran = self.changed.get(file, ()), self.ran.get(file, ())
+        return any(line in changed or line in ran for line in lines)
 
 
 def diff_scope(

@@ -127,6 +127,8 @@ class _Scoped:
     known_settings: str | None
     """Where this run records its planned files' known verdicts (`mutation.known`); None
     when it judges only part of each file (a shard, a sample, chosen mutants)."""
+    partly_planned: dict[str, set[str]]
+    """Per file a diff run planned in part, the ids of all its mutants."""
 
 
 def _plan_scope(
@@ -136,7 +138,7 @@ def _plan_scope(
     planner = planner_for(project, config, baseline, cache)
     files = selection.mutated_files(project, config)
     diff = selection.diff_scope(project, config, baseline)
-    planned = plan(planner, files, diff.files if diff else None)
+    planned = plan(planner, files, diff)
     in_scope, scope = selection.select_scope(config, planned, diff)
     if only is not None:
         in_scope = [m for m in in_scope if m.id in only]
@@ -160,6 +162,7 @@ def _plan_scope(
         names,
         [name for name in names if diff is None or name in diff.files],
         _known_settings(run, planner) if whole_files else None,
+        planner.partly_planned,
     )
 
 
@@ -467,15 +470,18 @@ def _project_known(
     the last known verdict of every mutant."""
     if scoped.known_settings is None:
         return None
-    by_file: dict[str, list[scoring.Verdict]] = {file: [] for file in scoped.planned_files}
+    by_file: dict[str, dict[str, scoring.Verdict | None]] = {
+        file: {} for file in scoped.planned_files
+    }
     for mutant in scoped.planned:
         result = results.get(mutant.id) or (
             cached_verdict(verdicts.cache, mutant, verdicts.names) if mutant.runnable else None
         )
-        if mutant.runnable and result is None:
-            continue
-        by_file[mutant.file].append(to_verdict(mutant, result))
-    known.record(verdicts.cache, scoped.known_settings, by_file, scoped.files)
+        known_now = not mutant.runnable or result is not None
+        by_file[mutant.file][mutant.id] = to_verdict(mutant, result) if known_now else None
+    known.record(
+        verdicts.cache, scoped.known_settings, by_file, scoped.files, scoped.partly_planned
+    )
     if scoped.scope.kind != "diff":
         return None
     return scoring.scores_of(known.read(verdicts.cache, scoped.known_settings))

@@ -12,6 +12,7 @@ from auditor.mutation import compiler as compiler_module
 from auditor.mutation import plan as plan_module
 from auditor.mutation.cache import ResultCache
 from auditor.mutation.plan import Planner, PlanSettings, TimeoutPolicy, plan
+from auditor.mutation.selection import DiffScope
 from auditor.report import BaselineSection
 from mutators.registry import operators
 
@@ -137,7 +138,8 @@ def test_a_file_left_unplanned_keeps_its_sites_and_code(shop, tmp_path, monkeypa
     root, baseline, files = shop
     cache = ResultCache(tmp_path)
     plan(planner(root, baseline, cache), files)
-    plan(planner(root, baseline, cache), files, only={"shop/pricing.py"})
+    change = DiffScope("HEAD", {"shop/pricing.py": {37}}, [], {})
+    assert plan(planner(root, baseline, cache), files, change)
 
     def again(*args):
         raise AssertionError("a file left unplanned lost its plans")
