@@ -83,16 +83,23 @@ def _committed(root: Path) -> Path:
     return root
 
 
-@pytest.mark.slow
-def test_a_diff_run_plans_only_the_functions_its_change_reaches(shallow_with_cache):
-    """The changed line is in `bulk_discount`: its mutants are planned, and no other
-    function's, nor any other file's."""
-    root, whole = shallow_with_cache
+def _audit_a_comment_in_bulk_discount(root: Path) -> dict:
+    """Commit the project, add a comment to a line of `bulk_discount` (same behaviour),
+    and audit the change."""
     pricing = _committed(root) / "shop" / "pricing.py"
     text = pricing.read_text()
     pricing.write_text(text.replace('return Decimal("0")\n', 'return Decimal("0")  # none\n'))
     result, report = audit(root, "tests_shallow", "--diff", "HEAD")
     assert result.returncode == 0, result.stderr
+    return report
+
+
+@pytest.mark.slow
+def test_a_diff_run_plans_only_the_functions_its_change_reaches(shallow_with_cache):
+    """The changed line is in `bulk_discount`: its mutants are planned, and no other
+    function's, nor any other file's."""
+    root, whole = shallow_with_cache
+    report = _audit_a_comment_in_bulk_discount(root)
     of_function = [
         m
         for m in whole["mutation"]["mutants"]
@@ -109,11 +116,7 @@ def test_a_diff_run_of_one_function_keeps_the_last_known_verdicts_of_the_others(
     """Its file's other functions were not planned: their verdicts from the full run
     still count in the project's scores (the change keeps behaviour: all the same)."""
     root, whole = shallow_with_cache
-    pricing = _committed(root) / "shop" / "pricing.py"
-    text = pricing.read_text()
-    pricing.write_text(text.replace('return Decimal("0")\n', 'return Decimal("0")  # none\n'))
-    result, report = audit(root, "tests_shallow", "--diff", "HEAD")
-    assert result.returncode == 0, result.stderr
+    report = _audit_a_comment_in_bulk_discount(root)
     assert report["mutation"]["project_known"] == whole["mutation"]["scores"]
 
 
