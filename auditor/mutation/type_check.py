@@ -55,6 +55,9 @@ _TY_ERROR = re.compile(
     r"^(?P<path>.+?):(?P<line>\d+):\d+: error\[(?P<code>[^\]]+)\] (?P<message>.*)$"
 )
 _SKIPPED_DECORATORS = re.compile(r"@\s*(?:\w+\.)*(?:setter|deleter|overload)\b")
+_MADE_BY_THE_COPY = re.compile(r"\[no-redef\]$")
+"""What a copy of a function gets for being a copy: mypy's "Attribute "x" already
+defined on line N" where the copied `__init__` declares `self.x: int = ...` again."""
 _TIMEOUT = 600
 
 
@@ -437,7 +440,9 @@ def _new_error(copy: _Copy, errors: list[tuple[int, str]]) -> str:
     same offset (the copy's name taken out of the message)."""
     name = copy.mutant.site.function.rpartition(".")[2]
     inside = [
-        (line, message) for line, message in errors if copy.first_line <= line <= copy.last_line
+        (line, message)
+        for line, message in errors
+        if copy.first_line <= line <= copy.last_line and not _MADE_BY_THE_COPY.search(message)
     ]
     if not inside:
         return ""

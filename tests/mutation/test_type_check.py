@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from auditor.report import Report
-from tests.conftest import copy_fixture, run_audit
+from tests.conftest import copy_fixture, one_module_project, run_audit
 
 pytestmark = pytest.mark.slow
 
@@ -165,3 +165,30 @@ def test_a_changed_source_is_checked_again(typed_shop):
     summary = _audit(typed_shop, "--shard", "1/3").mutation.type_check
     assert summary.checked > 0
     assert summary.cached == 0
+
+
+def test_a_method_declaring_typed_attributes_has_its_mutants_run(tmp_path):
+    """A mutant of an `__init__` that declares `self.count: int` is checked in a copy
+    of the method, which declares the attribute again: mypy's "already defined" there
+    is the copy's, not the mutant's (prettytable had its 510 `__init__` mutants
+    rejected so)."""
+    source = (
+        "class Counter:\n"
+        "    def __init__(self, start: int) -> None:\n"
+        "        self.count: int = start + 1\n"
+        "\n"
+        "    def value(self) -> int:\n"
+        "        return self.count\n"
+    )
+    tests = (
+        "from counter import Counter\n\n\ndef test_value():\n    assert Counter(1).value() == 2\n"
+    )
+    root = one_module_project(tmp_path, "counter", source, {"test_counter.py": tests})
+    (root / "pyproject.toml").write_text((root / "pyproject.toml").read_text() + MYPY)
+    result = run_audit("tests", "-q", "--no-probes", "--mutators", "arithmetic", cwd=root)
+    assert result.returncode == 0, result.stderr
+    report = Report.read(root / ".audit" / "report.json")
+    in_init = [m for m in report.mutation.mutants if m.function == "Counter.__init__"]
+    assert report.mutation.type_check.checker == "mypy"
+    assert in_init
+    assert {m.status for m in in_init} == {"Killed"}
