@@ -3,6 +3,7 @@ swap path's compilations, one function at a time, and the cache they are kept in
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import hashlib
 import marshal
@@ -81,6 +82,11 @@ def line_starts(source: str) -> list[int]:
     for text in source.splitlines(keepends=True):
         starts.append(starts[-1] + len(text))
     return starts
+
+
+def function_last_line(site: Site, starts: list[int]) -> int:
+    """The last line of the site's function (`starts`: `line_starts` of its source)."""
+    return bisect.bisect_right(starts, site.function_end - 1)
 
 
 class SiteCache(Protocol):

@@ -32,6 +32,7 @@ from auditor.mutation.compiler import (
     FunctionCompiler,
     SiteCache,
     Swaps,
+    function_last_line,
     line_starts,
 )
 from auditor.mutation.coverage_index import CoverageIndex, excluded_lines, statement_lines
@@ -195,7 +196,7 @@ class _File:
         module level, the site's own."""
         if not site.function:
             return site.line, site.end_line
-        return site.function_first_line, bisect.bisect_right(self.starts, site.function_end - 1)
+        return site.function_first_line, function_last_line(site, self.starts)
 
     def statements_of(self, site: Site) -> set[int]:
         """The first lines of the statements the site is in."""
@@ -457,7 +458,9 @@ class Planner:
         file = self._file(path, source, sites)
         if scope is not None:
             self.partly_planned[file.relative] = {f"{file.relative}::{s.local_id()}" for s in sites}
-            sites = [s for s in sites if scope.reaches(file.relative, *file.span(s))]
+            spans = {file.span(s) for s in sites}  # one per function: its sites share it
+            reached = {span for span in spans if scope.reaches(file.relative, *span)}
+            sites = [s for s in sites if file.span(s) in reached]
         left_out = dict.fromkeys(file.tables, 0)
         planned = []
         for site in sites:

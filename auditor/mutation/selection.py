@@ -6,7 +6,6 @@ same inputs select the same mutants on any machine."""
 
 from __future__ import annotations
 
-import bisect
 import fnmatch
 import hashlib
 import math
@@ -21,7 +20,7 @@ from pathlib import Path
 from auditor.config import AuditConfig, shard_parts
 from auditor.discovery.project import Project
 from auditor.errors import ConfigError, DiffError
-from auditor.mutation.compiler import line_starts
+from auditor.mutation.compiler import function_last_line, line_starts
 from auditor.mutation.plan import PlannedMutant
 from auditor.report import BaselineSection, Scope, TestResult
 
@@ -138,7 +137,7 @@ class _FunctionEnds:
         starts = self._starts.get(mutant.file)
         if starts is None:
             starts = self._starts[mutant.file] = line_starts(mutant.source)
-        return bisect.bisect_right(starts, mutant.site.function_end - 1)
+        return function_last_line(mutant.site, starts)
 
 
 def _strata(mutants: Sequence[PlannedMutant]) -> dict[tuple[str, str], list[PlannedMutant]]:
@@ -236,9 +235,8 @@ class DiffScope:
         """Whether any of lines `first` to `last` of `file` changed or ran in a changed
         test: the functions (and module-level statements) planned, of which
         `touched_by_diff` then takes its mutants."""
-        lines = range(first, last + 1)
         changed, ran = self.changed.get(file, ()), self.ran.get(file, ())
-        return any(line in changed or line in ran for line in lines)
+        return _any_in(changed, first, last) or _any_in(ran, first, last)
 
 
 def diff_scope(
